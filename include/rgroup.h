@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rgroup.h - resource groups: hierarchical, thread-level control of how a
+ * process divides its own CPU time among its own threads.
+ *
+ * The semantics are Tejun Heo's 2016 "rgroup" proposal (CLONE_NEWRGRP,
+ * setpriority(PRIO_RGRP)); see rgroup(7) for the rules and the backends.
+ *
+ * Compile with:  cc prog.c $(pkg-config --cflags --libs rgroup)
+ */
+#ifndef RGROUP_H
+#define RGROUP_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RGROUP_VERSION_MAJOR 0
+#define RGROUP_VERSION_MINOR 1
+
+/* Flag for rgroup_thread_create(): start the thread in a new rgroup nested
+ * under the creating thread's own group (the analogue of CLONE_NEWRGRP). */
+#define RGROUP_NEW 0x1u
+
+/* `which` for rgroup_setpriority()/rgroup_getpriority(): the rgroup of the
+ * thread `who` (0: the calling thread). The value Heo's patch set used. */
+#ifndef PRIO_RGRP
+#define PRIO_RGRP 3
+#endif
+
+/*
+ * pthread_create(3) plus flags. Without RGROUP_NEW the thread joins its
+ * creator's group; with it, the thread starts in a new rgroup. When this
+ * returns 0 the thread is already in its group; on error no thread runs
+ * `start` and nothing is left behind. Returns 0 or an error number:
+ * EINVAL (unknown flag), ENOTSUP (no backend can enforce rgroups here),
+ * EAGAIN, EACCES, EPERM, ENOSPC, ENODEV, EBUSY, ENOMEM.
+ */
+int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
+			 unsigned int flags, void *(*start)(void *), void *arg);
+
+/*
+ * setpriority(2)/getpriority(2) with PRIO_RGRP added; other `which` values
+ * are passed to the libc calls unchanged. For PRIO_RGRP, `who` is a thread
+ * id of the calling process (0: the caller) and `prio` a nice value,
+ * clamped to -20..19. Errors (-1 and errno): ESRCH (not a thread of this
+ * process), EINVAL (the thread is in no rgroup), EACCES (rule 6: a
+ * top-level rgroup below the caller's nice without RLIMIT_NICE room or
+ * CAP_SYS_NICE), and cgroupfs errors.
+ */
+int rgroup_setpriority(int which, id_t who, int prio);
+int rgroup_getpriority(int which, id_t who);
+
+/* Name of the backend in use: "cgroup2", "cgroup1", "governor", "native";
+ * "none" when no backend can enforce rgroups here (see rgroup_probe()). */
+const char *rgroup_backend(void);
+
+/* ---- Beyond the fixed points: introspection ------------------------- */
+
+/* An rgroup's identity inside this process; 0 stands for "no rgroup" (the
+ * process's sgroup). Identities are never reused within a process. */
+typedef uint64_t rgroup_id_t;
+
+/* The rgroup of thread `tid` (0: the caller) in *id (0 if it is in none).
+ * Returns 0, -ESRCH (not a thread of this process) or another -errno. */
+int rgroup_of(pid_t tid, rgroup_id_t *id);
+
+/* A snapshot of one rgroup. Set `sz` to sizeof(struct rgroup_info) before
+ * the call: the struct can grow, older callers keep working. */
+struct rgroup_info {
+	size_t sz;
+	rgroup_id_t id;
+	rgroup_id_t parent;     /* 0 for a top-level rgroup */
+	int nice;               /* its PRIO_RGRP value */
+	unsigned int weight;    /* kernel weight of that nice value */
+	unsigned int depth;     /* 1 for a top-level rgroup */
+	unsigned int nthreads;  /* threads the library knows are inside */
+	unsigned int nchildren; /* child rgroups */
+	uint64_t usage_ns;      /* CPU time used by its threads (and children) */
+	char name[64];          /* its directory name in the backend, if any */
+};
+
+/* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup) or
+ * -EINVAL (info NULL or sz too small). *info is untouched on failure. */
+int rgroup_info(rgroup_id_t id, struct rgroup_info *info);
+
+/* Walk the process's tree: writes up to `max` ids in pre-order (a parent
+ * before its children) and returns how many rgroups exist (may exceed
+ * max: call again with a bigger array), or a negative errno. */
+int rgroup_list(rgroup_id_t *ids, size_t max);
+
+/* Kernel weight of a nice value (nice 0 = 1024, each step about 1.25x);
+ * `nice` is clamped to -20..19 first. */
+unsigned int rgroup_nice_to_weight(int nice);
+
+/* Would backend `name` ("cgroup2", "cgroup1", ...; NULL: the automatic
+ * choice) enforce rgroups for this process here? Returns 0 if so, else a
+ * negative errno and, in why[len], one line with the reason and the fix.
+ * Creates nothing. */
+int rgroup_probe(const char *name, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RGROUP_H */

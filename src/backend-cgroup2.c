@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend-cgroup2.c - rgroups as a threaded subtree below the process's own
+ * cgroup v2 group.
+ *
+ * The first rgroup turns the sgroup into a threaded domain (a child whose
+ * cgroup.type is "threaded"); only then may the cpu controller be enabled in
+ * the sgroup's cgroup.subtree_control while the process lives there, because
+ * threaded controllers are exempt from the no-internal-process rule. We
+ * enable +cpu only below the process's own group (rule 9) and take it back
+ * when our last top-level rgroup is gone, if it was us who enabled it.
+ * Weights go through cpu.weight.nice, which the kernel maps through the same
+ * table as a task's nice value; cpu.weight (1..10000) is the fallback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static struct rgroup__cg cg2 = {
+	.ctrl = NULL,
+	.tidsfile = "cgroup.threads",
+	.sgroupfd = -1, .placefd = -1, .procsfd = -1,
+};
+
+/* Threaded controllers; anything else in subtree_control forbids a
+ * threaded subtree (kernel: cgroup_can_be_thread_root()). */
+static int only_threaded_controllers(const char *subtree)
+{
+	static const char *const threaded[] = { "cpu", "cpuset", "perf_event", "pids" };
+	char tok[64];
+	const char *p = subtree;
+
+	while (*p) {
+		size_t n = 0;
+		while (*p == ' ' || *p == '\n')
+			p++;
+		while (p[n] && p[n] != ' ' && p[n] != '\n')
+			n++;
+		if (!n)
+			break;
+		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
+		int ok = 0;
+		for (size_t i = 0; i < sizeof(threaded) / sizeof(threaded[0]); i++)
+			ok |= strcmp(tok, threaded[i]) == 0;
+		if (!ok)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+static int c2_probe(void *priv, char *why, size_t len)
+{
+	struct rgroup__cg *cg = priv;
+	char dir[PATH_MAX], path[PATH_MAX], buf[512];
+	int fd, r;
+
+	r = rgroup__cg_locate(cg, dir, sizeof(dir), path, sizeof(path), why, len);
+	if (r < 0)
+		return r;
+	fd = rgroup__cg_open_dir(dir);
+	if (fd < 0)
+		return rgroup__why(why, len, fd, "cannot open %s: %s", dir, strerror(-fd));
+	r = rgroup__cg_read(fd, "cgroup.controllers", buf, sizeof(buf));
+	if (r < 0 || !rgroup__has_token(buf, "cpu")) {
+		r = rgroup__why(why, len, -ENOTSUP, "the cpu controller is not available in %s (it is bound to cgroup v1, or the parent group does not enable it in cgroup.subtree_control); ask the administrator to enable cpu for your group", dir);
+		goto out;
+	}
+	r = rgroup__cg_read(fd, "cgroup.type", buf, sizeof(buf));
+	if (r >= 0 && rgroup__parse_cgtype(buf) == RGROUP__CG_DOMAIN_INVALID) {
+		r = rgroup__why(why, len, -EOPNOTSUPP, "%s is an invalid domain (cgroup.type); the process must live in a valid cgroup", dir);
+		goto out;
+	}
+	r = rgroup__cg_read(fd, "cgroup.subtree_control", buf, sizeof(buf));
+	if (r >= 0 && !only_threaded_controllers(buf)) {
+		r = rgroup__why(why, len, -EOPNOTSUPP, "%s enables domain controllers for its children (cgroup.subtree_control: %.*s), so it cannot hold a threaded subtree; run the process in a leaf group of its own", dir, (int)strcspn(buf, "\n"), buf);
+		goto out;
+	}
+	if (faccessat(fd, ".", W_OK, 0) < 0 ||
+	    faccessat(fd, "cgroup.threads", W_OK, 0) < 0 ||
+	    faccessat(fd, "cgroup.subtree_control", W_OK, 0) < 0 ||
+	    faccessat(fd, "cgroup.procs", W_OK, 0) < 0) {
+		r = rgroup__why(why, len, -EACCES, "the process's cgroup %s is not delegated to it; run under `systemd-run --user --scope -p Delegate=yes` (or as root)", dir);
+		goto out;
+	}
+	r = 0;
+out:
+	close(fd);
+	return r;
+}
+
+static int c2_set_nice(void *priv, const struct rgroup__node *n, int nice)
+{
+	struct rgroup__cg *cg = priv;
+
+	/* weightfd is cpu.weight.nice when the kernel has it (4.17+), else
+	 * cpu.weight, which rounds to 1/100 of nice 0's weight. */
+	if (cg->weight_nice)
+		return rgroup__cg_write_int(n->weightfd, nice);
+	return rgroup__cg_write_int(n->weightfd,
+				    rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
+}
+
+static int c2_create(void *priv, struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+	int parentfd = rgroup__cg_parentfd(cg, n);
+	int enabled_here = 0, fd, r;
+	char buf[256];
+
+	r = rgroup__cg_make(cg, n);
+	if (r < 0)
+		return r;
+	r = rgroup__cg_write(n->dirfd, "cgroup.type", "threaded");
+	if (r < 0)
+		goto fail;
+	/* The parent (sgroup or rgroup) must hand the cpu controller down. */
+	r = rgroup__cg_read(parentfd, "cgroup.subtree_control", buf, sizeof(buf));
+	if (r < 0)
+		goto fail;
+	if (!rgroup__has_token(buf, "cpu")) {
+		r = rgroup__cg_write(parentfd, "cgroup.subtree_control", "+cpu");
+		if (r < 0)
+			goto fail;
+		enabled_here = !n->parent;
+	}
+	fd = rgroup__cg_open(n->dirfd, "cpu.weight.nice", O_WRONLY);
+	cg->weight_nice = fd >= 0;
+	if (fd < 0)
+		fd = rgroup__cg_open(n->dirfd, "cpu.weight", O_WRONLY);
+	if (fd < 0) {
+		r = fd;
+		goto fail;
+	}
+	n->weightfd = fd;
+	if (n->nice != 0 && (r = c2_set_nice(priv, n, n->nice)) < 0)
+		goto fail;
+	if (enabled_here)
+		cg->enabled_cpu = 1;
+	if (!n->parent)
+		cg->ntop++;
+	return 0;
+fail:
+	rgroup__cg_unmake(cg, n);
+	if (enabled_here)
+		rgroup__cg_write(parentfd, "cgroup.subtree_control", "-cpu");
+	return r;
+}
+
+static int c2_destroy(void *priv, struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+	int top = !n->parent && n->dirfd >= 0, r;
+
+	r = rgroup__cg_destroy(priv, n);
+	if (r < 0)
+		return r;
+	if (top && --cg->ntop == 0 && cg->enabled_cpu) {
+		/* Rule 9: leave the sgroup as the administrator configured it. */
+		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpu");
+		cg->enabled_cpu = 0;
+	}
+	return 0;
+}
+
+static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
+{
+	char buf[1024];
+	uint64_t usec;
+	int r;
+
+	if (n->dirfd < 0)
+		return -ENOTSUP;
+	r = rgroup__cg_read(n->dirfd, "cpu.stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	r = rgroup__parse_keyed(buf, "usage_usec", &usec);
+	if (r < 0)
+		return r;
+	*ns = usec * 1000;
+	return 0;
+}
+
+const struct rgroup__backend rgroup__backend_cgroup2 = {
+	.name = "cgroup2",
+	.priv = &cg2,
+	.probe = c2_probe,
+	.attach = rgroup__cg_attach,
+	.detach = rgroup__cg_detach,
+	.moved = rgroup__cg_moved,
+	.create = c2_create,
+	.place = rgroup__cg_place,
+	.set_nice = c2_set_nice,
+	.destroy = c2_destroy,
+	.evacuate = rgroup__cg_evacuate,
+	.usage = c2_usage,
+	.group_of = rgroup__cg_group_of,
+	.fork_child = rgroup__cg_fork_child,
+	.place_self = rgroup__cg_place_self,
+};

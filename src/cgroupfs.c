@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgroupfs.c - file and directory helpers both cgroup backends use.
+ *
+ * Learnt from systemd's cgroup-util: O_CLOEXEC always, one write() per
+ * value, never follow a symlink (nothing is opened outside the process's
+ * own subtree), and expect ENODEV/EBUSY/ENOENT races with the admin.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int rgroup__cg_open(int dirfd, const char *file, int flags)
+{
+	int fd = openat(dirfd, file, flags | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+/* cgroupfs takes a value in one write(); a short write is an error. */
+int rgroup__cg_write_fd(int fd, const char *val)
+{
+	size_t n = strlen(val);
+	ssize_t r;
+
+	do
+		r = pwrite(fd, val, n, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
+int rgroup__cg_write_int(int fd, long long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", val);
+	return rgroup__cg_write_fd(fd, buf);
+}
+
+int rgroup__cg_write(int dirfd, const char *file, const char *val)
+{
+	int fd = rgroup__cg_open(dirfd, file, O_WRONLY);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = rgroup__cg_write_fd(fd, val);
+	close(fd);
+	return r;
+}
+
+int rgroup__cg_read_fd(int fd, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (!len)
+		return -EINVAL;
+	for (;;) {
+		ssize_t r = pread(fd, buf + off, len - 1 - off, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		off += r;
+		if (off == len - 1)
+			return -EFBIG;
+	}
+	buf[off] = '\0';
+	return (int)off;
+}
+
+int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len)
+{
+	int fd = rgroup__cg_open(dirfd, file, O_RDONLY);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = rgroup__cg_read_fd(fd, buf, len);
+	close(fd);
+	return r;
+}
+
+int rgroup__read_path(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = rgroup__cg_read_fd(fd, buf, len);
+	close(fd);
+	return r;
+}
+
+int rgroup__cg_open_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The new group gets its parent's permission bits, never wider: a
+ * delegated sgroup owned by a user stays that user's alone. cgroupfs
+ * ignores the umask, so the mode is applied as given.
+ */
+int rgroup__cg_mkdir(int parentfd, const char *name, int *dirfd)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(parentfd, &st) < 0)
+		return -errno;
+	if (mkdirat(parentfd, name, st.st_mode & 0777) < 0)
+		return -errno;
+	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		int r = -errno;
+		unlinkat(parentfd, name, AT_REMOVEDIR);
+		return r;
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+int rgroup__cg_rmdir(int parentfd, const char *name)
+{
+	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+int rgroup__cg_move_all(int fromdirfd, const char *tidsfile, int placefd)
+{
+	enum { BUFSZ = 65536, MAXT = 4096 };
+	char *buf = malloc(BUFSZ);
+	pid_t *tids = malloc(MAXT * sizeof(*tids));
+	int n, r = -EBUSY;
+
+	if (!buf || !tids) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Threads may come and go while we read: repeat until empty. It ends
+	 * because nobody creates threads into a group whose members have all
+	 * been moved out; 16 rounds bound it anyway. */
+	for (int round = 0; round < 16; round++) {
+		r = rgroup__cg_read(fromdirfd, tidsfile, buf, BUFSZ);
+		if (r < 0)
+			goto out;
+		n = rgroup__parse_tids(buf, tids, MAXT);
+		if (n <= 0) {
+			r = n;
+			goto out;
+		}
+		if (n > MAXT)
+			n = MAXT;
+		for (int i = 0; i < n; i++) {
+			r = rgroup__cg_write_int(placefd, tids[i]);
+			/* ESRCH: the thread exited meanwhile. */
+			if (r < 0 && r != -ESRCH)
+				goto out;
+		}
+		r = -EBUSY;
+	}
+out:
+	free(buf);
+	free(tids);
+	return r;
+}
+
+/* Is the process that made a directory still the one with that pid? */
+static int owner_alive(pid_t pid, uint64_t start)
+{
+	char path[64], buf[1024];
+	uint64_t now;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (rgroup__read_path(path, buf, sizeof(buf)) < 0)
+		return 0;
+	if (rgroup__parse_stat_starttime(buf, &now) < 0)
+		return 1; /* cannot tell: keep it */
+	return now == start;
+}
+
+/* Remove an abandoned rgroup directory and everything below, children
+ * first. A directory that still has threads (EBUSY) stays. */
+static int remove_tree(int parentfd, const char *name, int depth)
+{
+	int fd, removed = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > 64)
+		return 0;
+	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start, id;
+		if (e->d_type == DT_DIR &&
+		    rgroup__parse_dirname(e->d_name, &pid, &start, &id) == 0)
+			removed += remove_tree(fd, e->d_name, depth + 1);
+	}
+	closedir(d);
+	if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0)
+		removed++;
+	return removed;
+}
+
+int rgroup__cg_gc(int sgroupfd)
+{
+	int fd, removed = 0;
+	DIR *d;
+	struct dirent *e;
+
+	fd = openat(sgroupfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start, id;
+		if (e->d_type != DT_DIR ||
+		    rgroup__parse_dirname(e->d_name, &pid, &start, &id) < 0)
+			continue;
+		if (owner_alive(pid, start))
+			continue;
+		removed += remove_tree(sgroupfd, e->d_name, 0);
+	}
+	closedir(d);
+	return removed;
+}
+
+/* ---- The generic cgroup backend ------------------------------------- */
+
+int rgroup__why(char *why, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+int rgroup__cg_locate(struct rgroup__cg *cg, char *dir, size_t dlen,
+		      char *cgpath, size_t plen, char *why, size_t wlen)
+{
+	/* mountinfo can be long on busy hosts; static is fine, the caller
+	 * holds the core lock or is a single-threaded probe. */
+	static char text[1 << 17];
+	struct rgroup__mount m;
+	const char *kind = cg->ctrl ? "cgroup v1 'cpu'" : "cgroup v2";
+	int r;
+
+	r = rgroup__read_path("/proc/self/mountinfo", text, sizeof(text));
+	if (r < 0)
+		return rgroup__why(why, wlen, r, "cannot read /proc/self/mountinfo: %s; mount /proc", strerror(-r));
+	r = rgroup__parse_mountinfo(text, cg->ctrl, &m);
+	if (r < 0)
+		return rgroup__why(why, wlen, -ENOTSUP, cg->ctrl ?
+			"no cgroup v1 hierarchy has the cpu controller mounted (it is on cgroup v2, or not mounted)" :
+			"no cgroup v2 hierarchy is mounted; mount cgroup2 on /sys/fs/cgroup");
+	if (m.ro)
+		return rgroup__why(why, wlen, -EROFS, "the %s hierarchy at %s is mounted read-only (a container?); ask for a writable, delegated cgroup", kind, m.point);
+	/* The process's sgroup is the main thread's group: the library never
+	 * puts the main thread into an rgroup. */
+	r = rgroup__read_path("/proc/self/cgroup", text, sizeof(text));
+	if (r < 0)
+		return rgroup__why(why, wlen, r, "cannot read /proc/self/cgroup: %s", strerror(-r));
+	r = rgroup__parse_proc_cgroup(text, cg->ctrl, cgpath, plen);
+	if (r < 0)
+		return rgroup__why(why, wlen, -ENOTSUP, "this process is in no %s group (/proc/self/cgroup has no such line)", kind);
+	r = rgroup__cgroup_dir(&m, cgpath, dir, dlen);
+	if (r < 0)
+		return rgroup__why(why, wlen, r, "the process's %s group %s is outside the mount at %s (another cgroup namespace?)", kind, cgpath, m.point);
+	return 0;
+}
+
+int rgroup__cg_attach(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+	char dir[PATH_MAX], path[PATH_MAX];
+	int r, fd = -1, place = -1, procs = -1;
+
+	r = rgroup__cg_locate(cg, dir, sizeof(dir), path, sizeof(path), NULL, 0);
+	if (r < 0)
+		return r;
+	fd = rgroup__cg_open_dir(dir);
+	if (fd < 0)
+		return fd;
+	place = rgroup__cg_open(fd, cg->tidsfile, O_WRONLY);
+	if (place < 0) {
+		r = place;
+		goto fail;
+	}
+	procs = rgroup__cg_open(fd, "cgroup.procs", O_WRONLY);
+	if (procs < 0) {
+		r = procs;
+		goto fail;
+	}
+	/* Directories that killed rgroup processes left here (rule 3). */
+	rgroup__cg_gc(fd);
+	snprintf(cg->path, sizeof(cg->path), "%s", path);
+	cg->sgroupfd = fd;
+	cg->placefd = place;
+	cg->procsfd = procs;
+	return 0;
+fail:
+	if (place >= 0)
+		close(place);
+	close(fd);
+	return r;
+}
+
+void rgroup__cg_detach(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+
+	if (cg->sgroupfd >= 0)
+		close(cg->sgroupfd);
+	if (cg->placefd >= 0)
+		close(cg->placefd);
+	if (cg->procsfd >= 0)
+		close(cg->procsfd);
+	cg->sgroupfd = cg->placefd = cg->procsfd = -1;
+}
+
+int rgroup__cg_moved(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+	char text[8192], path[PATH_MAX];
+	int r;
+
+	r = rgroup__read_path("/proc/thread-self/cgroup", text, sizeof(text));
+	if (r < 0)
+		return r;
+	r = rgroup__parse_proc_cgroup(text, cg->ctrl, path, sizeof(path));
+	if (r < 0)
+		return r;
+	return strcmp(path, cg->path) != 0;
+}
+
+int rgroup__cg_parentfd(const struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	return n->parent ? n->parent->dirfd : cg->sgroupfd;
+}
+
+int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n)
+{
+	int r, dirfd, placefd;
+
+	r = rgroup__cg_mkdir(rgroup__cg_parentfd(cg, n), n->name, &dirfd);
+	if (r < 0)
+		return r;
+	placefd = rgroup__cg_open(dirfd, cg->tidsfile, O_WRONLY);
+	if (placefd < 0) {
+		close(dirfd);
+		rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
+		return placefd;
+	}
+	n->dirfd = dirfd;
+	n->placefd = placefd;
+	n->weightfd = -1;
+	return 0;
+}
+
+static void close_node(struct rgroup__node *n)
+{
+	if (n->dirfd >= 0)
+		close(n->dirfd);
+	if (n->placefd >= 0)
+		close(n->placefd);
+	if (n->weightfd >= 0)
+		close(n->weightfd);
+	n->dirfd = n->placefd = n->weightfd = -1;
+}
+
+void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n)
+{
+	close_node(n);
+	rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
+}
+
+int rgroup__cg_place(void *priv, const struct rgroup__node *n, pid_t tid)
+{
+	struct rgroup__cg *cg = priv;
+
+	return rgroup__cg_write_int(n ? n->placefd : cg->placefd, tid);
+}
+
+int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+	int r;
+
+	if (n->dirfd < 0)
+		return 0;
+	r = rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
+	/* ENOENT/ENODEV: the admin removed it already; it is gone either way. */
+	if (r < 0 && r != -ENOENT && r != -ENODEV)
+		return r;
+	close_node(n);
+	return 0;
+}
+
+int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+
+	if (n->dirfd < 0)
+		return 0;
+	return rgroup__cg_move_all(n->dirfd, cg->tidsfile, cg->placefd);
+}
+
+/* Async-signal-safe decimal formatting (snprintf is not on the list). */
+static void fmt_int(char *buf, long v)
+{
+	char tmp[24];
+	int i = 0, j = 0;
+
+	if (v < 0) {
+		buf[j++] = '-';
+		v = -v;
+	}
+	do
+		tmp[i++] = '0' + v % 10;
+	while ((v /= 10));
+	while (i)
+		buf[j++] = tmp[--i];
+	buf[j] = '\0';
+}
+
+void rgroup__cg_fork_child(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+	char buf[24];
+
+	if (cg->procsfd >= 0) {
+		fmt_int(buf, syscall(SYS_getpid));
+		/* Best effort: a child that cannot move keeps running. */
+		(void)!pwrite(cg->procsfd, buf, strlen(buf), 0);
+	}
+	rgroup__cg_detach(cg);
+}
+
+int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+	char buf[24];
+	int fd = n ? n->placefd : cg->placefd;
+
+	if (fd < 0)
+		return -EBADF;
+	fmt_int(buf, syscall(SYS_gettid));
+	if (pwrite(fd, buf, strlen(buf), 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int rgroup__cg_group_of(void *priv, pid_t tid, char *name, size_t len)
+{
+	struct rgroup__cg *cg = priv;
+	char file[64], text[8192], path[PATH_MAX];
+	size_t plen = strlen(cg->path);
+	const char *rest, *last;
+	int r;
+
+	snprintf(file, sizeof(file), "/proc/self/task/%d/cgroup", (int)tid);
+	r = rgroup__read_path(file, text, sizeof(text));
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	r = rgroup__parse_proc_cgroup(text, cg->ctrl, path, sizeof(path));
+	if (r < 0)
+		return r;
+	/* Below the sgroup means "<sgroup>/..." (or "/..." for the root). */
+	if (strcmp(cg->path, "/") == 0)
+		rest = path;
+	else if (strncmp(path, cg->path, plen) == 0 && path[plen] == '/')
+		rest = path + plen;
+	else
+		return 0;
+	last = strrchr(rest, '/');
+	if (!last || !last[1])
+		return 0;
+	if (strlen(last + 1) >= len)
+		return -ENAMETOOLONG;
+	strcpy(name, last + 1);
+	return 1;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the core, the backends and the parsers share.
+ * Nothing here is exported: internal non-static names start with rgroup__.
+ *
+ *   core.c            the process's rgroup tree and rules 1-9 (DESIGN.md §2)
+ *   exec.c            exec family: collapse the tree for the new program (rule 7)
+ *   backend-*.c       one file per backend, behind struct rgroup__backend
+ *   cgroupfs.c        cgroupfs file and directory helpers both cgroup backends use
+ *   parse.c           pure parsers of kernel text (no I/O; unit-tested, fuzzable)
+ *   weight.c          the scheduler's nice-to-weight table
+ */
+#ifndef RGROUP_INTERNAL_H
+#define RGROUP_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rgroup.h"
+
+#define RGROUP__EXPORT __attribute__((visibility("default")))
+
+#define RGROUP__NICE_MIN (-20)
+#define RGROUP__NICE_MAX 19
+
+/* ---- The tree (owned by core.c, read by backends) ------------------- */
+
+/* A thread the library tracks: lives in that thread's TLS. */
+struct rgroup__thread {
+	pid_t tid;
+	struct rgroup__node *node;
+	struct rgroup__thread *prev, *next;
+};
+
+struct rgroup__node {
+	rgroup_id_t id;
+	struct rgroup__node *parent;    /* NULL: top-level (parent is the sgroup) */
+	struct rgroup__node *children;  /* first child */
+	struct rgroup__node *prev, *next; /* siblings */
+	struct rgroup__thread *threads; /* tracked members */
+	unsigned int nthreads;          /* tracked members */
+	unsigned int nchildren;
+	unsigned int pending;           /* threads being started into it */
+	unsigned int depth;             /* 1 for top-level */
+	int nice;
+	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
+	char name[64];                  /* directory name */
+	/* Backend descriptors, -1 when unused or the group is not bound. */
+	int dirfd;
+	int placefd;                    /* tasks / cgroup.threads */
+	int weightfd;                   /* cpu.shares / cpu.weight.nice */
+};
+
+/* ---- The backend interface ------------------------------------------ */
+
+/*
+ * Every callback gets the backend's private state first. All except
+ * probe(), fork_child() and place_self() run with the core lock held.
+ * Callbacks return 0 or a negative errno and leave nothing half-made behind
+ * on failure.
+ */
+struct rgroup__backend {
+	const char *name;
+	void *priv;
+	/* Can this backend enforce CPU weights for this process here? 0, or a
+	 * negative errno with one line "reason; fix" in why. Creates nothing. */
+	int (*probe)(void *priv, char *why, size_t len);
+	/* Find and open the process's current sgroup; remove directories that
+	 * dead rgroup processes left in it. */
+	int (*attach)(void *priv);
+	/* Close the sgroup's descriptors. */
+	void (*detach)(void *priv);
+	/* Has the process been moved out of the attached sgroup? 1, 0 or -errno.
+	 * The calling thread must be in the sgroup itself. */
+	int (*moved)(void *priv);
+	/* Make n's group below n->parent (or the sgroup) with weight n->nice,
+	 * and open n's descriptors. */
+	int (*create)(void *priv, struct rgroup__node *n);
+	/* Move thread tid into n (NULL: the sgroup itself). */
+	int (*place)(void *priv, const struct rgroup__node *n, pid_t tid);
+	/* Set n's weight from a nice value. */
+	int (*set_nice)(void *priv, const struct rgroup__node *n, int nice);
+	/* Remove n's group and close its descriptors; -EBUSY (n untouched)
+	 * while threads are still inside. */
+	int (*destroy)(void *priv, struct rgroup__node *n);
+	/* Move every thread inside n itself to the sgroup (exit, exec). */
+	int (*evacuate)(void *priv, const struct rgroup__node *n);
+	/* CPU time used in n and below, or -ENOTSUP (the core then adds up its
+	 * threads' CPU clocks). */
+	int (*usage)(void *priv, const struct rgroup__node *n, uint64_t *ns);
+	/* Name of the group thread tid is in, if it is a group below the
+	 * sgroup: 1 and the name, 0 (sgroup or elsewhere) or -errno. Finds
+	 * threads the library has not seen (plain pthread_create). */
+	int (*group_of)(void *priv, pid_t tid, char *name, size_t len);
+	/* In a fork child (async-signal-safe): put the calling process into
+	 * the sgroup and close the backend's descriptors. */
+	void (*fork_child)(void *priv);
+	/* Move the calling thread into n (NULL: the sgroup). For exec, which
+	 * may run in a vfork child: async-signal-safe, takes no lock. */
+	int (*place_self)(void *priv, const struct rgroup__node *n);
+};
+
+extern const struct rgroup__backend rgroup__backend_cgroup2;
+extern const struct rgroup__backend rgroup__backend_cgroup1;
+
+/* ---- core.c services for other library files ------------------------ */
+
+/* Called by the exec wrappers before and after (on failure) an exec. */
+void rgroup__exec_prepare(void);
+void rgroup__exec_failed(void);
+
+/* The calling process's start time (field 22 of /proc/self/stat), used in
+ * directory names so that a reused pid is not mistaken for the owner. */
+uint64_t rgroup__self_starttime(void);
+
+/* ---- cgroupfs.c: what both cgroup backends share ------------------- */
+
+/* The state of one cgroup backend: its variant and the attached sgroup. */
+struct rgroup__cg {
+	const char *ctrl;       /* v1 controller token ("cpu"), NULL for v2 */
+	const char *tidsfile;   /* "tasks" (v1) or "cgroup.threads" (v2) */
+	char path[PATH_MAX];    /* the sgroup's path in its hierarchy */
+	int sgroupfd, placefd, procsfd;
+	unsigned int ntop;      /* top-level groups made (v2: undo +cpu at 0) */
+	int enabled_cpu;        /* v2: we wrote +cpu to the sgroup */
+	int weight_nice;        /* v2: weightfd is cpu.weight.nice */
+};
+
+/* Where the sgroup of the calling thread is: its directory (absolute) and
+ * cgroup path; on failure a reason-and-fix line in why. */
+int rgroup__cg_locate(struct rgroup__cg *cg, char *dir, size_t dlen,
+		      char *cgpath, size_t plen, char *why, size_t wlen);
+/* Generic backend operations (see struct rgroup__backend). */
+int rgroup__cg_attach(void *priv);
+void rgroup__cg_detach(void *priv);
+int rgroup__cg_moved(void *priv);
+int rgroup__cg_place(void *priv, const struct rgroup__node *n, pid_t tid);
+int rgroup__cg_destroy(void *priv, struct rgroup__node *n);
+int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n);
+int rgroup__cg_group_of(void *priv, pid_t tid, char *name, size_t len);
+void rgroup__cg_fork_child(void *priv);
+int rgroup__cg_place_self(void *priv, const struct rgroup__node *n);
+/* mkdir n below its parent and open its tids file; the caller adds the
+ * backend's specifics and calls rgroup__cg_unmake() if they fail. */
+int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n);
+void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n);
+int rgroup__cg_parentfd(const struct rgroup__cg *cg,
+			const struct rgroup__node *n);
+/* Format a reason-and-fix line into why (returns err). */
+int rgroup__why(char *why, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Plain helpers. All opens use O_CLOEXEC|O_NOFOLLOW; every value is one
+ * write(). */
+int rgroup__cg_open(int dirfd, const char *file, int flags);
+int rgroup__cg_write(int dirfd, const char *file, const char *val);
+int rgroup__cg_write_fd(int fd, const char *val);
+int rgroup__cg_write_int(int fd, long long val);
+/* Reads the whole file (NUL-terminated); returns length or -errno. */
+int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
+int rgroup__cg_read_fd(int fd, char *buf, size_t len);
+/* mkdir name below parentfd with the parent's permission bits (never
+ * wider), and open it as a directory into *dirfd. */
+int rgroup__cg_mkdir(int parentfd, const char *name, int *dirfd);
+int rgroup__cg_rmdir(int parentfd, const char *name);
+/* Open a cgroup directory by absolute path. */
+int rgroup__cg_open_dir(const char *path);
+/* Remove, bottom-up, every rgroup directory tree directly in sgroupfd
+ * whose owning process is gone (name: see rgroup__format_dirname). Never
+ * touches a live process's groups or anything not named by rgroup.
+ * Returns the number of directories removed or -errno. */
+int rgroup__cg_gc(int sgroupfd);
+/* Move each thread in group `from` (tids file name) to placefd. */
+int rgroup__cg_move_all(int fromdirfd, const char *tidsfile, int placefd);
+/* Read a whole file by absolute path (for /proc, mountinfo). */
+int rgroup__read_path(const char *path, char *buf, size_t len);
+
+/* ---- parse.c: pure parsers, no I/O ----------------------------------- */
+
+struct rgroup__mount {
+	char point[PATH_MAX];  /* mount point, octal escapes decoded */
+	char root[PATH_MAX];   /* root of the mount within its hierarchy */
+	int ro;                /* mounted read-only */
+};
+
+/* /proc/<pid>/cgroup text: the path of the v1 hierarchy whose controller
+ * list holds `ctrl` as an exact token (ctrl NULL: the v2 "0::" line). */
+int rgroup__parse_proc_cgroup(const char *text, const char *ctrl,
+			      char *path, size_t len);
+/* /proc/self/mountinfo text: the first mount of fstype "cgroup" whose super
+ * options hold `ctrl` as an exact token (ctrl NULL: fstype "cgroup2"). */
+int rgroup__parse_mountinfo(const char *text, const char *ctrl,
+			    struct rgroup__mount *m);
+/* Directory of cgroup path `cgpath` under mount m (strips m->root). */
+int rgroup__cgroup_dir(const struct rgroup__mount *m, const char *cgpath,
+		       char *out, size_t len);
+/* Keyed file ("key value" lines, e.g. cpu.stat): value of exact key. */
+int rgroup__parse_keyed(const char *text, const char *key, uint64_t *val);
+/* Space-separated token list (cgroup.controllers): 1 if tok is in it. */
+int rgroup__has_token(const char *text, const char *tok);
+/* cgroup.type text. */
+enum rgroup__cgtype {
+	RGROUP__CG_DOMAIN = 1,
+	RGROUP__CG_DOMAIN_THREADED,
+	RGROUP__CG_DOMAIN_INVALID,
+	RGROUP__CG_THREADED,
+};
+int rgroup__parse_cgtype(const char *text);
+/* Newline-separated tids (tasks, cgroup.threads): count, may exceed max. */
+int rgroup__parse_tids(const char *text, pid_t *tids, size_t max);
+/* Start time (field 22) from /proc/<pid>/stat text. */
+int rgroup__parse_stat_starttime(const char *text, uint64_t *start);
+/* rgroup directory names: "rgroup-<pid>-<starttime>-<id>". */
+int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,
+			   uint64_t id);
+int rgroup__parse_dirname(const char *name, pid_t *pid, uint64_t *start,
+			  uint64_t *id);
+
+/* ---- weight.c ------------------------------------------------------- */
+
+int rgroup__clamp_nice(int nice);
+unsigned int rgroup__nice_to_weight(int nice);
+/* cgroup v2 cpu.weight (1..10000, 100 = nice 0) nearest a kernel weight. */
+unsigned int rgroup__weight_to_cgroup2(unsigned int weight);
+
+#endif /* RGROUP_INTERNAL_H */
