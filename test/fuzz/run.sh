@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Build every libFuzzer target of src/parse.c with clang (ASan + UBSan) and
+# run each for N seconds (default 10), starting from test/fuzz/corpus/.
+# New inputs go to a scratch directory, never into the source tree.
+#
+#   test/fuzz/run.sh [seconds] [target...]     e.g. run.sh 60 mountinfo
+#
+# Not part of `meson test`: fuzzing is open-ended, the suites are not.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+secs=${1:-10}
+[ $# -gt 0 ] && shift
+out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rgroup-fuzz.XXXXXX")}
+cc=${CC_FUZZ:-clang}
+mkdir -p "$out"
+
+if [ $# -gt 0 ]; then
+	targets="$*"
+else
+	targets=$(cd "$here" && ls fuzz-*.c | sed 's/^fuzz-//; s/\.c$//')
+fi
+
+status=0
+for t in $targets; do
+	bin="$out/fuzz-$t"
+	"$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I"$top/include" -I"$top/src" \
+		"$here/fuzz-$t.c" "$top/src/parse.c" -o "$bin"
+	mkdir -p "$out/corpus-$t"
+	echo "== fuzz-$t: ${secs}s"
+	# the scratch corpus first: libFuzzer writes new inputs there
+	if ! "$bin" -max_total_time="$secs" -max_len=16384 -print_final_stats=1 \
+		-artifact_prefix="$out/crash-$t-" \
+		"$out/corpus-$t" "$here/corpus/$t" 2>"$out/fuzz-$t.log"; then
+		echo "FAIL fuzz-$t: see $out/fuzz-$t.log and $out/crash-$t-*"
+		tail -30 "$out/fuzz-$t.log"
+		status=1
+	else
+		grep -E '^stat::number_of_executed_units' "$out/fuzz-$t.log" || true
+	fi
+done
+echo "output in $out"
+exit $status
