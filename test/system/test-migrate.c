@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-migrate.c - rule 8: when the administrator moves the process to
+ * another system group, its rgroup tree, memberships and priorities come
+ * along, rebuilt there within 1 second, and nothing is left in the old one.
+ */
+#include <dirent.h>
+#include "sgroup.h"
+
+static char sga[PATH_MAX], sgb[PATH_MAX];
+
+static int rgroup_dirs_in(const char *cgpath)
+{
+	char dir[PATH_MAX];
+	int n = 0;
+	rgt_cg_dir(cgpath, dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		pid_t p;
+		uint64_t s, id;
+		n += rgroup__parse_dirname(e->d_name, &p, &s, &id) == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Where the tree should be under sgroup base: "<base>/<g1>" and
+ * "<base>/<g1>/<g2>". */
+static int tree_in_place(const char *base, const struct rgt_worker *t, const struct rgt_worker *kid,
+			 const char *n1, const char *n2)
+{
+	char want1[PATH_MAX], want2[PATH_MAX], got1[PATH_MAX] = "", got2[PATH_MAX] = "";
+	snprintf(want1, sizeof(want1), "%s/%s", base, n1);
+	snprintf(want2, sizeof(want2), "%s/%s/%s", base, n1, n2);
+	rgt_thread_cgroup(t->tid, got1, sizeof(got1));
+	rgt_thread_cgroup(kid->tid, got2, sizeof(got2));
+	return strcmp(want1, got1) == 0 && strcmp(want2, got2) == 0;
+}
+
+static void rule8_migration(void)
+{
+	struct rgt_worker kid = { .new_group = 1, .set_nice = 1, .nice = -3 };
+	struct rgt_worker t = { .nkids = 1, .kids = &kid, .set_nice = 1, .nice = 4 };
+	struct rgroup_info i1 = { .sz = sizeof(i1) }, i2 = { .sz = sizeof(i2) };
+	rgroup_id_t g1, g2;
+
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0 && t.err == 0 && kid.err == 0, "create the tree");
+	rgroup_of(t.tid, &g1);
+	rgroup_of(kid.tid, &g2);
+	CHECK(rgroup_info(g1, &i1) == 0 && rgroup_info(g2, &i2) == 0, "info");
+	CHECK(tree_in_place(sga, &t, &kid, i1.name, i2.name), "the tree is in A");
+
+	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
+	double t0 = rgt_now(), took = -1;
+	while (rgt_now() - t0 < 3.0) {
+		if (tree_in_place(sgb, &t, &kid, i1.name, i2.name) && rgroup_dirs_in(sga) == 0) {
+			took = rgt_now() - t0;
+			break;
+		}
+		rgt_sleep(0.01);
+	}
+	fprintf(stderr, "  tree rebuilt in B after %.3f s\n", took);
+	CHECK(took >= 0 && took <= 1.0, "rebuilt within 1 s (%.3f s)", took);
+	CHECK(rgroup_dirs_in(sga) == 0, "nothing left in A (%d)", rgroup_dirs_in(sga));
+
+	char p1[PATH_MAX], p2[PATH_MAX];
+	snprintf(p1, sizeof(p1), "%s/%s", sgb, i1.name);
+	snprintf(p2, sizeof(p2), "%s/%s/%s", sgb, i1.name, i2.name);
+	CHECK(rgt_cg_weight(p1) == rgroup_nice_to_weight(4), "B's copy of g1 has nice 4's weight (%lld)", rgt_cg_weight(p1));
+	CHECK(rgt_cg_weight(p2) == rgroup_nice_to_weight(-3), "B's copy of g2 has nice -3's weight (%lld)", rgt_cg_weight(p2));
+	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 4 && rgroup_getpriority(PRIO_RGRP, kid.tid) == -3,
+	      "PRIO_RGRP values kept");
+	/* The library goes on working in B. */
+	CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, 2) == 0 && rgt_cg_weight(p2) == rgroup_nice_to_weight(2),
+	      "PRIO_RGRP after migration");
+	struct rgt_worker late = { 0 };
+	CHECK(rgt_worker_start(&late, RGROUP_NEW) == 0, "a new rgroup after migration");
+	char got[PATH_MAX] = "";
+	rgt_thread_cgroup(late.tid, got, sizeof(got));
+	CHECK(strncmp(got, sgb, strlen(sgb)) == 0, "new rgroup made in B (%s)", got);
+	rgt_worker_stop(&late);
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
+}
+
+static const struct rgt_case cases[] = {
+	{ "rule8_migration", rule8_migration },
+};
+
+int main(int argc, char **argv)
+{
+	rgt_sg_init();
+	rgt_sg_make("b", sgb, sizeof(sgb));
+	rgt_sg_enter(sga, sizeof(sga));
+	fprintf(stderr, "backend %s, system groups A %s, B %s\n", rgroup_backend(), sga, sgb);
+	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+}

@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-rules.c - rules 1-3, 5-7 and 9 of DESIGN.md §2, and bad input, on
+ * the backend RGROUP_BACKEND names, against the real kernel. Run by the
+ * system suite (cgroup1 here) and inside the VM (cgroup2).
+ */
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "sgroup.h"
+
+static char sg[PATH_MAX];   /* the test's system group (cgroup path) */
+
+static void info_of(rgroup_id_t id, struct rgroup_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->sz = sizeof(*in);
+	CHECK(rgroup_info(id, in) == 0, "rgroup_info(%llu)", (unsigned long long)id);
+}
+
+static rgroup_id_t group_of(pid_t tid)
+{
+	rgroup_id_t id = ~0ull;
+	int r = rgroup_of(tid, &id);
+	CHECK(r == 0, "rgroup_of(%d) = %d", (int)tid, r);
+	return id;
+}
+
+/* The cgroup path an rgroup should have: sgroup + names down the tree. */
+static void expected_path(rgroup_id_t id, char *out, size_t len)
+{
+	char names[16][64];
+	int n = 0;
+	while (id && n < 16) {
+		struct rgroup_info in;
+		info_of(id, &in);
+		snprintf(names[n++], 64, "%s", in.name);
+		id = in.parent;
+	}
+	snprintf(out, len, "%s", sg);
+	while (n--) {
+		strncat(out, "/", len - strlen(out) - 1);
+		strncat(out, names[n], len - strlen(out) - 1);
+	}
+}
+
+static void check_kernel_place(pid_t tid, rgroup_id_t id)
+{
+	char want[PATH_MAX], got[PATH_MAX];
+	expected_path(id, want, sizeof(want));
+	CHECK(rgt_thread_cgroup(tid, got, sizeof(got)) == 0, "read cgroup of %d", (int)tid);
+	CHECK(strcmp(want, got) == 0, "thread %d is in %s, expected %s", (int)tid, got, want);
+}
+
+static void *plain_main(void *p)
+{
+	*(pid_t *)p = rgt_gettid();
+	rgt_sleep(0.3);
+	return NULL;
+}
+
+/* Rule 1: a new rgroup only at thread birth, nested under the creator's
+ * group; without the flag the thread joins its creator's group. */
+static void rule1_creation(void)
+{
+	struct rgt_worker kids[3] = { { .new_group = 1 }, { .new_group = 0 }, { .new_group = 1 } };
+	struct rgt_worker t1 = { .nkids = 3, .kids = kids };
+	struct rgroup_info a, b, c;
+
+	CHECK(group_of(0) == 0, "the main thread is in no rgroup");
+	CHECK(rgt_worker_start(&t1, RGROUP_NEW) == 0, "create t1");
+	CHECK(t1.err == 0, "t1 saw error %d", t1.err);
+	rgroup_id_t g1 = group_of(t1.tid), g2 = group_of(kids[0].tid);
+	rgroup_id_t g3 = group_of(kids[1].tid), g4 = group_of(kids[2].tid);
+	CHECK(g1 != 0, "t1 is in an rgroup");
+	info_of(g1, &a);
+	CHECK(a.parent == 0 && a.depth == 1, "t1's rgroup is top-level (parent %llu depth %u)",
+	      (unsigned long long)a.parent, a.depth);
+	info_of(g2, &b);
+	CHECK(b.parent == g1 && b.depth == 2, "nested rgroup under t1's (parent %llu)",
+	      (unsigned long long)b.parent);
+	CHECK(g3 == g1, "a thread created without the flag joins its creator's group");
+	info_of(g4, &c);
+	CHECK(g4 != g2 && c.parent == g1, "each RGROUP_NEW makes its own rgroup");
+	CHECK(a.nchildren == 2, "t1's rgroup has 2 children, not %u", a.nchildren);
+	check_kernel_place(t1.tid, g1);
+	check_kernel_place(kids[0].tid, g2);
+	check_kernel_place(kids[1].tid, g1);
+	check_kernel_place(kids[2].tid, g4);
+	char sgpath[PATH_MAX];
+	CHECK(rgt_thread_cgroup(0, sgpath, sizeof(sgpath)) == 0 && strcmp(sgpath, sg) == 0,
+	      "the main thread stays in the sgroup (%s)", sgpath);
+	rgt_worker_stop(&t1);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed after the threads exit");
+}
+
+static void *plain_creator(void *p)
+{
+	pthread_t t;
+	pid_t *tids = p;
+
+	tids[0] = rgt_gettid();
+	pthread_create(&t, NULL, plain_main, &tids[1]);
+	rgt_sleep(0.1);
+	pthread_join(t, NULL);
+	return NULL;
+}
+
+/* Rule 1 with plain pthread_create inside an rgroup: the kernel keeps the
+ * new thread in the group and the library finds it there. */
+static void rule1_plain_thread_joins(void)
+{
+	pthread_t t;
+	pid_t tids[2] = { 0, 0 };
+
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_creator, tids) == 0, "create");
+	rgt_sleep(0.05);
+	rgroup_id_t a = group_of(tids[0]), b = group_of(tids[1]);
+	CHECK(a != 0 && a == b, "plain thread in its creator's rgroup (%llu vs %llu)",
+	      (unsigned long long)b, (unsigned long long)a);
+	pthread_join(t, NULL);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+}
+
+/* Rule 2: membership is forever — creating children and changing
+ * priorities never moves a thread. */
+static void rule2_membership_forever(void)
+{
+	struct rgt_worker kid = { .new_group = 1 };
+	struct rgt_worker t = { .nkids = 1, .kids = &kid, .set_nice = 1, .nice = 7 };
+
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
+	rgroup_id_t g = group_of(t.tid);
+	CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, 3) == 0, "set nested nice");
+	rgt_sleep(0.3); /* several keeper ticks */
+	CHECK(group_of(t.tid) == g, "t stays in its rgroup");
+	check_kernel_place(t.tid, g);
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+}
+
+static int dir_of(rgroup_id_t id, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	expected_path(id, path, sizeof(path));
+	rgt_cg_dir(path, out, len);
+	return 0;
+}
+
+/* Seconds until dir is gone, or -1 after timeout. */
+static double time_until_gone(const char *dir, double timeout)
+{
+	double t0 = rgt_now();
+	while (rgt_exists(dir)) {
+		if (rgt_now() - t0 > timeout)
+			return -1;
+		rgt_sleep(0.002);
+	}
+	return rgt_now() - t0;
+}
+
+/* Rule 3: an rgroup disappears when its last thread exits and it has no
+ * child rgroups: within 0.5 s (issue 2), nothing left behind. */
+static void rule3_auto_destroy(void)
+{
+	struct rgt_worker kid = { .new_group = 1 };
+	struct rgt_worker t = { .nkids = 1, .kids = &kid };
+	char pdir[PATH_MAX], cdir[PATH_MAX];
+
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
+	dir_of(group_of(t.tid), pdir, sizeof(pdir));
+	dir_of(group_of(kid.tid), cdir, sizeof(cdir));
+	CHECK(rgt_exists(pdir) && rgt_exists(cdir), "both directories exist");
+	/* The parent's own thread leaves first: it has a child, so it stays. */
+	t.stop = 1;
+	pthread_join(t.thread, NULL);
+	rgt_sleep(0.6);
+	CHECK(rgt_exists(pdir), "a group with a child rgroup stays after its last thread");
+	CHECK(rgroup_list(NULL, 0) == 2, "two groups still listed (%d)", rgroup_list(NULL, 0));
+	kid.stop = 1;
+	pthread_join(kid.thread, NULL);
+	double tc = time_until_gone(cdir, 2.0), tp = time_until_gone(pdir, 2.0);
+	fprintf(stderr, "  removed after %.3f s (child) / %.3f s (parent)\n", tc, tp);
+	CHECK(tc >= 0 && tc <= 0.5, "child directory gone within 0.5 s (%.3f)", tc);
+	CHECK(tp >= 0 && tp <= 0.5, "parent directory gone within 0.5 s (%.3f)", tp);
+	CHECK(rgroup_list(NULL, 0) == 0, "no group listed");
+}
+
+/* Count directories named like ours for process pid in the sgroup dir. */
+static int dirs_of_pid(pid_t pid)
+{
+	char dir[PATH_MAX];
+	int n = 0;
+	rgt_cg_dir(sg, dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		pid_t p;
+		uint64_t s, id;
+		if (rgroup__parse_dirname(e->d_name, &p, &s, &id) == 0 && p == pid)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A child process that makes rgroups with running threads, then ends:
+ * how: 0 exit(), 1 SIGKILL. */
+static pid_t child_with_groups(int how, int *ready_fd)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		static struct rgt_worker kid = { .new_group = 1, .spin = 0 };
+		static struct rgt_worker t = { .nkids = 1, .kids = &kid };
+		close(p[0]);
+		if (rgt_worker_start(&t, RGROUP_NEW) != 0)
+			_exit(3);
+		(void)!write(p[1], "x", 1);
+		if (how == 0) {
+			rgt_sleep(0.05);
+			exit(0); /* threads still running: the library must clean */
+		}
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	*ready_fd = p[0];
+	return pid;
+}
+
+/* Rule 3 at process end: exit() leaves nothing; after SIGKILL the next
+ * rgroup process in the same sgroup removes what was left. */
+static void rule3_process_end(void)
+{
+	int fd, status;
+	char c;
+
+	pid_t a = child_with_groups(0, &fd);
+	CHECK(read(fd, &c, 1) == 1, "child made its groups");
+	close(fd);
+	waitpid(a, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited normally (%#x)", status);
+	CHECK(dirs_of_pid(a) == 0, "exit() left %d directories", dirs_of_pid(a));
+
+	pid_t k = child_with_groups(1, &fd);
+	CHECK(read(fd, &c, 1) == 1, "child made its groups");
+	close(fd);
+	CHECK(dirs_of_pid(k) == 1, "the child's top-level group exists");
+	kill(k, SIGKILL);
+	waitpid(k, &status, 0);
+	CHECK(dirs_of_pid(k) == 1, "SIGKILL leaves the directory (nobody ran)");
+	/* The next rgroup process here cleans up at its first group. */
+	pid_t n = child_with_groups(0, &fd);
+	CHECK(read(fd, &c, 1) == 1, "next child made its groups");
+	close(fd);
+	waitpid(n, &status, 0);
+	CHECK(dirs_of_pid(k) == 0, "the next rgroup process removed the dead one's groups (%d left)",
+	      dirs_of_pid(k));
+	CHECK(dirs_of_pid(n) == 0, "and left none of its own");
+}
+
+/* Rule 5: PRIO_RGRP reads and sets the nice-value weight of the rgroup
+ * of thread tid; clamped; EINVAL outside rgroups; ESRCH for foreign tids. */
+static void rule5_prio_rgrp(void)
+{
+	struct rgt_worker kid = { .new_group = 1 };
+	struct rgt_worker t = { .nkids = 1, .kids = &kid, .set_nice = 1, .nice = 5 };
+	char path[PATH_MAX];
+
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
+	CHECK(t.err == 0, "PRIO_RGRP from inside: %s", strerror(t.err));
+	errno = 0;
+	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 5 && errno == 0, "get = 5");
+	expected_path(group_of(t.tid), path, sizeof(path));
+	CHECK(rgt_cg_weight(path) == 335, "kernel weight %lld, expected 335 (nice 5)", rgt_cg_weight(path));
+
+	static const struct { int set, want; long long weight; } table[] = {
+		{ 0, 0, 1024 }, { -20, -20, 88761 }, { 19, 19, 15 },
+		{ 100, 19, 15 }, { -100, -20, 88761 }, { 7, 7, 215 },
+	};
+	expected_path(group_of(kid.tid), path, sizeof(path));
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, table[i].set) == 0,
+		      "nested set %d: %s", table[i].set, strerror(errno));
+		CHECK(rgroup_getpriority(PRIO_RGRP, kid.tid) == table[i].want,
+		      "nested set %d reads %d", table[i].set, rgroup_getpriority(PRIO_RGRP, kid.tid));
+		CHECK(rgt_cg_weight(path) == table[i].weight, "set %d: kernel weight %lld, expected %lld",
+		      table[i].set, rgt_cg_weight(path), table[i].weight);
+	}
+
+	errno = 0;
+	CHECK(rgroup_setpriority(PRIO_RGRP, 0, 1) == -1 && errno == EINVAL,
+	      "main thread in no rgroup: EINVAL (%s)", strerror(errno));
+	errno = 0;
+	CHECK(rgroup_getpriority(PRIO_RGRP, 0) == -1 && errno == EINVAL, "get: EINVAL");
+	pid_t other = fork();
+	if (other == 0) {
+		pause();
+		_exit(0);
+	}
+	errno = 0;
+	CHECK(rgroup_setpriority(PRIO_RGRP, other, 1) == -1 && errno == ESRCH,
+	      "another process's thread: ESRCH (%s)", strerror(errno));
+	errno = 0;
+	CHECK(rgroup_getpriority(PRIO_RGRP, 1) == -1 && errno == ESRCH, "pid 1: ESRCH");
+	errno = 0;
+	CHECK(rgroup_setpriority(PRIO_RGRP, 0x7ffffff0, 1) == -1 && errno == ESRCH, "no such tid: ESRCH");
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	/* Other `which` values are the libc calls. */
+	CHECK(rgroup_setpriority(PRIO_PROCESS, kid.tid, 2) == 0 &&
+	      getpriority(PRIO_PROCESS, kid.tid) == 2, "PRIO_PROCESS passes through");
+	CHECK(rgroup_getpriority(PRIO_PROCESS, kid.tid) == 2, "getpriority passes through");
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+}
+
+static int drop_cap_sys_nice(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* The lowest nice RLIMIT_NICE allows in the rule 6 child (its caller's
+ * nice is 4); shared with the child through the mapping. */
+struct perm {
+	int floor;      /* 20 - RLIMIT_NICE */
+	int res[10];
+};
+
+static void *perm_thread(void *p)
+{
+	struct perm *pm = p;
+	int *res = pm->res;
+	/* Rule 6: at or above the caller's nice (here 4): always. */
+	res[0] = rgroup_setpriority(PRIO_RGRP, 0, 6) == 0;
+	res[1] = rgroup_setpriority(PRIO_RGRP, 0, 4) == 0;
+	/* Below it: exactly as far as RLIMIT_NICE allows (a floor above 4
+	 * allows nothing below the caller's own nice). */
+	int lowest = pm->floor < 4 ? pm->floor : 4;
+	res[2] = rgroup_setpriority(PRIO_RGRP, 0, lowest) == 0;
+	errno = 0;
+	res[3] = rgroup_setpriority(PRIO_RGRP, 0, lowest - 1) == -1 && errno == EACCES;
+	res[4] = rgroup_getpriority(PRIO_RGRP, 0) == lowest;
+	return NULL;
+}
+
+static void *nested_perm_thread(void *p)
+{
+	int *res = p;
+	res[0] = rgroup_getpriority(PRIO_RGRP, 0) == 0;   /* nested start at 0 */
+	res[1] = rgroup_setpriority(PRIO_RGRP, 0, -20) == 0; /* any value */
+	return NULL;
+}
+
+static void *top_perm_thread(void *p)
+{
+	struct perm *pm = p;
+	pthread_t t;
+	pm->res[5] = rgroup_getpriority(PRIO_RGRP, 0) == 4;    /* starts at creator's nice */
+	pm->res[6] = rgroup_thread_create(&t, NULL, RGROUP_NEW, nested_perm_thread, pm->res + 7) == 0;
+	if (pm->res[6])
+		pthread_join(t, NULL);
+	perm_thread(p);
+	return NULL;
+}
+
+/* Rule 6, in a child without CAP_SYS_NICE. RLIMIT_NICE 30 (floor -10)
+ * where the hard limit allows it (the VM); else the hard limit as it is
+ * (0 on this sandbox, which lacks CAP_SYS_RESOURCE to raise it). */
+static void rule6_permission(void)
+{
+	struct perm *pm = mmap(NULL, sizeof(*pm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(pm != MAP_FAILED, "mmap");
+	memset(pm, 0, sizeof(*pm));
+	struct rlimit rl;
+	getrlimit(RLIMIT_NICE, &rl);
+	rlim_t want = 30;
+	if (setrlimit(RLIMIT_NICE, &(struct rlimit){ want, want }) < 0)
+		want = rl.rlim_max == RLIM_INFINITY ? 30 : rl.rlim_max;
+	else
+		setrlimit(RLIMIT_NICE, &rl);
+	pm->floor = 20 - (int)(want > 40 ? 40 : want);
+	fprintf(stderr, "  RLIMIT_NICE %d in the child: nice floor %d, caller at nice 4\n", (int)want, pm->floor);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t t;
+		if (setrlimit(RLIMIT_NICE, &(struct rlimit){ want, want }) < 0)
+			_exit(10);
+		if (drop_cap_sys_nice() < 0)
+			_exit(11);
+		if (setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0)
+			_exit(12);
+		if (rgroup_thread_create(&t, NULL, RGROUP_NEW, top_perm_thread, pm) != 0)
+			_exit(3);
+		pthread_join(t, NULL);
+		exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	static const char *what[] = {
+		"set above own nice", "set to own nice", "set to the RLIMIT_NICE floor",
+		"below the floor: EACCES", "reads the floor", "top-level starts at creator's nice 4",
+		"nested create", "nested starts at 0", "nested -20 without privilege",
+	};
+	for (int i = 0; i < 9; i++)
+		CHECK(pm->res[i] == 1, "%s", what[i]);
+	munmap(pm, sizeof(*pm));
+
+	/* With CAP_SYS_NICE (root) a top-level group may go to -20. */
+	struct rgt_worker t = { .set_nice = 1, .nice = -20 };
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0 && t.err == 0, "CAP_SYS_NICE: -20 (%s)", strerror(t.err));
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+}
+
+struct fork_res { char cg[PATH_MAX]; int ok_none, ok_new; };
+
+static void *forker(void *p)
+{
+	struct fork_res *res = p;
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* In the child: the sgroup, no rgroup, and a tree of its own. */
+		struct fork_res *r = mmap(NULL, 0, 0, 0, -1, 0); (void)r;
+		rgroup_id_t id = 1;
+		pthread_t t;
+		int fd = open("/proc/thread-self/cgroup", O_RDONLY);
+		(void)fd;
+		rgt_thread_cgroup(0, res->cg, sizeof(res->cg));
+		res->ok_none = rgroup_of(0, &id) == 0 && id == 0;
+		res->ok_new = rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &(pid_t){0}) == 0;
+		if (res->ok_new)
+			pthread_join(t, NULL);
+		exit(0); /* exit(), not _exit(): the library's clean-up runs */
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return (void *)(intptr_t)(pid > 0 && WIFEXITED(status) ? pid : 0);
+}
+
+/* Rule 7 (fork): a child process begins in the sgroup, never in an
+ * rgroup of the parent, and the parent's tree is untouched. */
+static void rule7_fork(void)
+{
+	struct fork_res *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pthread_t t;
+	void *child;
+
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, forker, res) == 0, "create");
+	pthread_join(t, &child);
+	CHECK(child != NULL, "the child ran");
+	CHECK(strcmp(res->cg, sg) == 0, "child began in %s, expected the sgroup %s", res->cg, sg);
+	CHECK(res->ok_none, "the child is in no rgroup");
+	CHECK(res->ok_new, "the child can make rgroups of its own");
+	CHECK(dirs_of_pid((pid_t)(intptr_t)child) == 0, "the child's groups are gone");
+	munmap(res, sizeof(*res));
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+}
+
+static const char *self_exe;
+
+static void *execer(void *p)
+{
+	int fd = *(int *)p;
+	char arg[16];
+	snprintf(arg, sizeof(arg), "%d", fd);
+	/* A failed exec first: the thread stays where it was. */
+	rgroup_id_t before = 0, after = 0;
+	rgroup_of(0, &before);
+	errno = 0;
+	int r = execl("/nonexistent/program", "x", (char *)NULL);
+	int e = errno;
+	rgroup_of(0, &after);
+	dprintf(fd, "failed-exec %d %d %d\n", r == -1 && e == ENOENT, before != 0, before == after);
+	execl(self_exe, self_exe, "--print-cgroup", arg, (char *)NULL);
+	dprintf(fd, "exec failed: %s\n", strerror(errno));
+	return NULL;
+}
+
+/* Rule 7 (exec): a thread inside an rgroup calls exec directly; the new
+ * program starts in the sgroup and the old tree's directories are gone. */
+static void rule7_exec(void)
+{
+	int p[2];
+	char out[PATH_MAX + 128] = "";
+	CHECK(pipe(p) == 0, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t t, t2;
+		close(p[0]);
+		/* A second rgroup with a busy thread: exec must clear it too. */
+		struct rgt_worker w = { .spin = 0 };
+		if (rgt_worker_start(&w, RGROUP_NEW) != 0)
+			_exit(3);
+		(void)t2;
+		if (rgroup_thread_create(&t, NULL, RGROUP_NEW, execer, &p[1]) != 0)
+			_exit(4);
+		pthread_join(t, NULL);
+		_exit(5);
+	}
+	close(p[1]);
+	size_t off = 0;
+	ssize_t n;
+	while ((n = read(p[0], out + off, sizeof(out) - 1 - off)) > 0)
+		off += n;
+	out[off] = '\0';
+	close(p[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(strstr(out, "failed-exec 1 1 1") != NULL, "a failed exec returns ENOENT and keeps the thread in its rgroup: %s", out);
+	char want[PATH_MAX + 16];
+	snprintf(want, sizeof(want), "cgroup %s\n", sg);
+	CHECK(strstr(out, want) != NULL, "the new program starts in the sgroup: got '%s', want '%s'", out, want);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec'd program status %#x", status);
+	CHECK(dirs_of_pid(pid) == 0, "no directory of the exec'd process is left (%d)", dirs_of_pid(pid));
+}
+
+/* Rule 9: the sgroup is as the administrator left it. */
+static void rule9_sgroup_untouched(void)
+{
+	char dir[PATH_MAX + 32], before[256] = "", after[256] = "";
+	const char *file = rgt_sg.v2 ? "cgroup.subtree_control" : "cpu.shares";
+	rgt_cg_dir(sg, dir, sizeof(dir));
+	strcat(dir, "/");
+	strcat(dir, file);
+	rgt_read(dir, before, sizeof(before));
+	struct rgt_worker t = { .set_nice = 1, .nice = 3 };
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
+	struct rgroup_info in;
+	info_of(group_of(t.tid), &in);
+	pid_t p;
+	uint64_t s, id;
+	CHECK(rgroup__parse_dirname(in.name, &p, &s, &id) == 0 && p == getpid(),
+	      "the directory is recognisably ours: %s", in.name);
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+	rgt_read(dir, after, sizeof(after));
+	CHECK(strcmp(before, after) == 0, "%s before '%s' after '%s'", file, before, after);
+	if (rgt_sg.v2) {
+		char type[64] = "";
+		rgt_cg_dir(sg, dir, sizeof(dir));
+		strcat(dir, "/cgroup.type");
+		rgt_read(dir, type, sizeof(type));
+		CHECK(strcmp(type, "domain\n") == 0, "the sgroup is a plain domain again: %s", type);
+	}
+}
+
+static int count_dirs(void)
+{
+	char dir[PATH_MAX];
+	int n = 0;
+	rgt_cg_dir(sg, dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_type == DT_DIR && e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Bad input: a clear error, nothing created, and the next call works. */
+static void bad_input(void)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+	int before = count_dirs();
+
+	CHECK(rgroup_thread_create(&t, NULL, 0x2, plain_main, &(pid_t){0}) == EINVAL, "unknown flag: EINVAL");
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW | 0x80000000u, plain_main, &(pid_t){0}) == EINVAL, "unknown high flag: EINVAL");
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, NULL, NULL) == EINVAL, "NULL start: EINVAL");
+	CHECK(rgroup_thread_create(NULL, NULL, RGROUP_NEW, plain_main, NULL) == EINVAL, "NULL thread: EINVAL");
+	CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "nothing created");
+
+	/* pthread_create itself fails (stack too large to map): the group made
+	 * for the thread is removed at once. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, (size_t)1 << 46);
+	int r = rgroup_thread_create(&t, &attr, RGROUP_NEW, plain_main, &(pid_t){0});
+	pthread_attr_destroy(&attr);
+	CHECK(r == EAGAIN || r == ENOMEM || r == EINVAL, "huge stack: error %d (%s)", r, strerror(r));
+	CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "no group left (%d dirs, %d listed)",
+	      count_dirs() - before, rgroup_list(NULL, 0));
+
+	if (rgt_sg.v2) {
+		/* cgroup.max.descendants: the kernel refuses the directory. */
+		char file[PATH_MAX + 32];
+		rgt_cg_dir(sg, file, sizeof(file));
+		strcat(file, "/cgroup.max.descendants");
+		CHECK(rgt_write(file, "0") == 0, "limit descendants");
+		r = rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &(pid_t){0});
+		CHECK(r == EAGAIN || r == ENOSPC, "max.descendants: error %d (%s)", r, strerror(r));
+		CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "nothing left");
+		rgt_write(file, "max");
+	}
+	struct { pid_t tid; } dummy;
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &dummy.tid) == 0, "the next call works");
+	pthread_join(t, NULL);
+	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+	rgroup_id_t id;
+	CHECK(rgroup_of(-1, &id) == -EINVAL, "rgroup_of(-1): -EINVAL");
+	CHECK(rgroup_info(12345678, &(struct rgroup_info){ .sz = sizeof(struct rgroup_info) }) == -ENOENT,
+	      "rgroup_info(unknown): -ENOENT");
+	CHECK(rgroup_info(1, NULL) == -EINVAL, "rgroup_info(NULL): -EINVAL");
+}
+
+static const struct rgt_case cases[] = {
+	{ "rule1_creation", rule1_creation },
+	{ "rule1_plain_thread_joins", rule1_plain_thread_joins },
+	{ "rule2_membership_forever", rule2_membership_forever },
+	{ "rule3_auto_destroy", rule3_auto_destroy },
+	{ "rule3_process_end", rule3_process_end },
+	{ "rule5_prio_rgrp", rule5_prio_rgrp },
+	{ "rule6_permission", rule6_permission },
+	{ "rule7_fork", rule7_fork },
+	{ "rule7_exec", rule7_exec },
+	{ "rule9_sgroup_untouched", rule9_sgroup_untouched },
+	{ "bad_input", bad_input },
+};
+
+int main(int argc, char **argv)
+{
+	/* The program exec'd by rule7_exec reports where it started. */
+	if (argc == 3 && strcmp(argv[1], "--print-cgroup") == 0) {
+		char path[PATH_MAX] = "?", text[8192];
+		int fd = atoi(argv[2]);
+		if (rgt_read("/proc/self/cgroup", text, sizeof(text)) >= 0) {
+			const char *be = getenv("RGROUP_BACKEND");
+			rgroup__parse_proc_cgroup(text, be && !strcmp(be, "cgroup2") ? NULL : "cpu",
+						  path, sizeof(path));
+		}
+		dprintf(fd, "cgroup %s\n", path);
+		return 0;
+	}
+	self_exe = "/proc/self/exe";
+	rgt_sg_init();
+	rgt_sg_enter(sg, sizeof(sg));
+	fprintf(stderr, "backend %s, system group %s\n", rgroup_backend(), sg);
+	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+}
