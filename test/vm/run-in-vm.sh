@@ -1,0 +1,278 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# run-in-vm.sh - run one statically linked test program on a real cgroup v2
+# kernel: Debian's stock kernel booted by qemu with a throw-away initramfs
+# holding busybox and the program.
+#
+# usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
+#                     [--user UID[:GID] --runas RUNAS] [--smp N] [--keep] [--shell]
+#                     PROGRAM [ARGS...]
+#
+#   --kernel   a kernel image, or a cache directory: when it holds no kernel
+#              yet, fetch-kernel.sh fills it (this is the only network use).
+#   --timeout  seconds the whole VM may run before it is killed (a failure).
+#   --env      exported in the guest before PROGRAM runs (repeatable).
+#              RGROUP_TEST_STRICT is passed through from the host if set.
+#   --user     run PROGRAM as this uid (gid defaults to the uid) inside a
+#              delegated cgroup /sys/fs/cgroup/sg-test/user, as systemd's
+#              Delegate=yes would give it. Needs --runas, the static helper
+#              built from runas.c.
+#   --smp      vCPUs (default 2, or RGROUP_VM_SMP).
+#   --keep     keep the temp dir (initramfs, init, console log); also
+#              RGROUP_VM_KEEP=1.
+#   --shell    after PROGRAM, give an interactive busybox shell on the
+#              console instead of powering off (no timeout; leave it with
+#              'exit' or Ctrl-A x); also RGROUP_VM_SHELL=1.
+#
+# Other knobs: RGROUP_VM_ACCEL=kvm|tcg forces the accelerator,
+# RGROUP_VM_APPEND adds kernel command line arguments, RGROUP_VM_MEM
+# overrides -m 512, RGROUP_VM_BUSYBOX names a
+# static busybox other than /bin/busybox.
+#
+# The guest layout PROGRAM sees: cgroup2 on /sys/fs/cgroup with +cpu (and
+# +cpuset) enabled at the root, PROGRAM in the "system group"
+# /sys/fs/cgroup/sg-test (or sg-test/user with --user), a tmpfs on /tmp.
+#
+# Exit status: PROGRAM's (0 pass, 1 fail, 77 skip). 1 when the guest never
+# reported PROGRAM's exit (kernel panic, crash of init, timeout). 77 when a
+# piece of the environment is missing (qemu, busybox-static, cpio, the
+# kernel), with the reason; with RGROUP_TEST_STRICT=1 that is a failure.
+
+set -u -o pipefail
+
+me=run-in-vm.sh
+here=$(cd "$(dirname "$0")" && pwd)
+
+strict() { [ -n "${RGROUP_TEST_STRICT:-}" ] && [ "${RGROUP_TEST_STRICT}" != 0 ]; }
+
+skip() {
+	if strict; then
+		echo "$me: FAIL (strict mode, would skip): $*" >&2
+		exit 1
+	fi
+	echo "$me: SKIP: $*" >&2
+	exit 77
+}
+
+die() {
+	echo "$me: FAIL: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '8,10s/^# \{0,1\}//p' "$0" >&2
+	echo "(options are described at the top of $0)" >&2
+	exit 2
+}
+
+# Quote a string for the guest's busybox sh (which lacks bash's $'...').
+shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM_KEEP:-} shell=${RGROUP_VM_SHELL:-}
+[ "$keep" = 0 ] && keep=
+[ "$shell" = 0 ] && shell=
+envs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=${2?}; shift 2 ;;
+	--timeout) timeout_s=${2?}; shift 2 ;;
+	--env) envs+=("${2?}"); shift 2 ;;
+	--user) user=${2?}; shift 2 ;;
+	--runas) runas=${2?}; shift 2 ;;
+	--smp) smp=${2?}; shift 2 ;;
+	--keep) keep=1; shift ;;
+	--shell) shell=1; shift ;;
+	--) shift; break ;;
+	-*) echo "$me: unknown option $1" >&2; usage ;;
+	*) break ;;
+	esac
+done
+if [ $# -lt 1 ] || [ -z "$kernel" ] || [ -z "$timeout_s" ]; then usage; fi
+prog=$1
+shift
+
+case $timeout_s in '' | *[!0-9]*) die "--timeout wants whole seconds, got '$timeout_s'" ;; esac
+case $smp in '' | 0 | *[!0-9]*) die "--smp wants a number of vCPUs, got '$smp'" ;; esac
+for kv in "${envs[@]+"${envs[@]}"}"; do
+	[[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V, got '$kv'"
+done
+if [ -n "${RGROUP_TEST_STRICT+set}" ]; then
+	envs+=("RGROUP_TEST_STRICT=$RGROUP_TEST_STRICT")
+fi
+uid='' gid=''
+if [ -n "$user" ]; then
+	uid=${user%%:*}
+	gid=${user#*:}
+	[ "$gid" = "$user" ] && gid=$uid
+	[[ $uid =~ ^[0-9]+$ && $gid =~ ^[0-9]+$ ]] || die "--user wants UID[:GID] (numbers), got '$user'"
+	[ -n "$runas" ] || die "--user needs --runas (the static helper built from test/vm/runas.c)"
+fi
+
+# --- the pieces, each a skip with its reason when missing --------------------
+
+qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+command -v cpio >/dev/null || skip "cpio not found (apt-get install cpio)"
+command -v gzip >/dev/null || skip "gzip not found"
+command -v timeout >/dev/null || skip "timeout not found (coreutils)"
+command -v readelf >/dev/null || command -v file >/dev/null ||
+	skip "neither readelf nor file found, cannot check that programs are static"
+
+# Static means: an ELF without a program interpreter (static-pie included).
+is_static() {
+	if command -v readelf >/dev/null; then
+		readelf -h "$1" >/dev/null 2>&1 || return 1
+		! readelf -lW "$1" 2>/dev/null | grep -q 'Requesting program interpreter\|[[:space:]]INTERP[[:space:]]'
+	else
+		file -L "$1" | grep -q 'ELF.*\(statically linked\|static-pie linked\)'
+	fi
+}
+
+busybox=
+for b in ${RGROUP_VM_BUSYBOX:-/bin/busybox /usr/bin/busybox}; do
+	[ -x "$b" ] && is_static "$b" && { busybox=$b; break; }
+done
+[ -n "$busybox" ] || skip "no statically linked busybox (apt-get install busybox-static)"
+
+{ [ -f "$prog" ] && [ -x "$prog" ]; } || die "program '$prog' is not an executable file"
+is_static "$prog" || die "program '$prog' is not a statically linked ELF (it has a program interpreter); link it with -static"
+if [ -n "$user" ]; then
+	{ [ -f "$runas" ] && [ -x "$runas" ]; } || die "runas helper '$runas' is not an executable file"
+	is_static "$runas" || die "runas helper '$runas' is not statically linked"
+fi
+
+if [ -f "$kernel" ]; then
+	vmlinuz=$kernel
+elif [ ! -d "$kernel" ] && { [ ! -d "$(dirname "$kernel")" ] || [[ $(basename "$kernel") =~ ^(vmlinuz|bzImage) ]]; }; then
+	# Looks like a mistyped image rather than a cache dir: do not mkdir -p it.
+	die "kernel '$kernel' does not exist (a cache directory's parent must exist)"
+else
+	# A cache directory: filled on first use, so configuring stays offline.
+	rc=0
+	vmlinuz=$("$here/fetch-kernel.sh" "$kernel") || rc=$?
+	[ $rc -eq 0 ] || { [ $rc -eq 77 ] && skip "no kernel in '$kernel' and fetching one failed (see above)"; die "fetch-kernel.sh failed ($rc)"; }
+fi
+[ -r "$vmlinuz" ] || skip "kernel '$vmlinuz' is not readable"
+
+# KVM only when the CPU advertises virtualization and /dev/kvm opens: some
+# sandboxes offer a /dev/kvm that creates VMs but cannot run this guest.
+accel=${RGROUP_VM_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo 2>/dev/null &&
+		(exec 3<>/dev/kvm) 2>/dev/null; then
+		accel=kvm
+	fi
+fi
+
+# --- the initramfs -------------------------------------------------------------
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rgroup-vm.XXXXXX") || die "mktemp failed"
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	if [ -n "$keep" ]; then
+		echo "$me: kept $tmp (initramfs.gz, root/init, console.log)" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+root=$tmp/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,test} || die "cannot populate $root"
+cp "$busybox" "$root/bin/busybox" || die "cannot copy busybox"
+pname=$(basename "$prog")
+cp "$prog" "$root/test/$pname" || die "cannot copy $prog"
+[ -n "$user" ] && { cp "$runas" "$root/bin/runas" || die "cannot copy $runas"; }
+
+guest_cmd=$(shq "/test/$pname")
+guest_args=
+for a in "$@"; do guest_args+=" $(shq "$a")"; done
+
+{
+	cat <<'EOF'
+#!/bin/busybox sh
+# Generated by run-in-vm.sh: set up cgroup2, run the test, report, power off.
+/bin/busybox --install -s /bin
+export PATH=/bin HOME=/tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "init: cannot mount cgroup2"
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+cg=/sys/fs/cgroup
+echo +cpu >$cg/cgroup.subtree_control || echo "init: cannot enable +cpu at the root"
+echo +cpuset >$cg/cgroup.subtree_control || echo "init: cannot enable +cpuset at the root"
+mkdir $cg/sg-test || echo "init: cannot create $cg/sg-test"
+EOF
+	for kv in "${envs[@]+"${envs[@]}"}"; do
+		echo "export ${kv%%=*}=$(shq "${kv#*=}")"
+	done
+	if [ -z "$user" ]; then
+		cat <<EOF
+echo \$\$ >\$cg/sg-test/cgroup.procs || echo "init: cannot move into \$cg/sg-test"
+$guest_cmd$guest_args
+rc=\$?
+EOF
+	else
+		# sg-test must have no processes of its own to pass controllers to
+		# the delegated child (no internal processes), so init stays in the
+		# root cgroup and only the program moves.
+		cat <<EOF
+echo +cpu >\$cg/sg-test/cgroup.subtree_control || echo "init: cannot enable +cpu in sg-test"
+echo +cpuset >\$cg/sg-test/cgroup.subtree_control || echo "init: cannot enable +cpuset in sg-test"
+d=\$cg/sg-test/user
+mkdir \$d && chown $uid:$gid \$d \$d/cgroup.procs \$d/cgroup.threads \$d/cgroup.subtree_control ||
+	echo "init: cannot delegate \$d to $uid:$gid"
+sh -c 'echo \$\$ >/sys/fs/cgroup/sg-test/user/cgroup.procs && exec /bin/runas $uid $gid "\$@"' sh $guest_cmd$guest_args
+rc=\$?
+EOF
+	fi
+	cat <<'EOF'
+echo "RGROUP-VM-EXIT $rc"
+EOF
+	if [ -n "$shell" ]; then
+		cat <<'EOF'
+echo "init: shell (exit it to power off)"
+setsid cttyhack sh
+EOF
+	fi
+	echo 'poweroff -f'
+} >"$root/init"
+chmod 0755 "$root/init"
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet | gzip -1) >"$tmp/initramfs.gz" ||
+	die "cannot build the initramfs"
+
+# --- boot ----------------------------------------------------------------------
+
+qargs=(-m "${RGROUP_VM_MEM:-512}" -smp "$smp" -accel "$accel"
+	-no-reboot -nographic -kernel "$vmlinuz" -initrd "$tmp/initramfs.gz"
+	-append "console=ttyS0 quiet panic=-1 ${RGROUP_VM_APPEND:-}")
+# qboot (qemu-system-data) boots faster than SeaBIOS and prints nothing.
+[ -f /usr/share/qemu/qboot.rom ] && qargs+=(-bios /usr/share/qemu/qboot.rom)
+
+echo "$me: booting $(basename "$vmlinuz") ($accel) with $pname${user:+ as uid $user}" >&2
+start=$(date +%s)
+if [ -n "$shell" ]; then
+	# Interactive: the console is the terminal (Ctrl-A x quits qemu).
+	"$qemu" "${qargs[@]}" 2>&1 | tee "$tmp/console.log"
+	qrc=$?
+else
+	# stdin is not the console: qemu must not put a terminal in raw mode.
+	timeout -k 10 "$timeout_s" "$qemu" "${qargs[@]}" </dev/null 2>&1 |
+		sed -u 's/\r$//' | tee "$tmp/console.log"
+	qrc=${PIPESTATUS[0]}
+fi
+elapsed=$(($(date +%s) - start))
+
+code=$(tr -d '\r' <"$tmp/console.log" | sed -n 's/^RGROUP-VM-EXIT \([0-9][0-9]*\)$/\1/p' | tail -n 1)
+if [ -z "$code" ]; then
+	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+		die "timeout: the VM ran longer than ${timeout_s}s and was killed, $pname did not finish"
+	fi
+	die "the guest never reported $pname's exit status (qemu exit $qrc after ${elapsed}s: kernel panic or init died? see the console output above)"
+fi
+echo "$me: $pname exited $code in the VM (${elapsed}s including boot)" >&2
+exit "$code"
