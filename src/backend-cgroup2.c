@@ -8,10 +8,14 @@
  * the sgroup's cgroup.subtree_control while the process lives there, because
  * threaded controllers are exempt from the no-internal-process rule. We
  * enable +cpu only below the process's own group (rule 9) and take it back
- * when our last top-level rgroup is gone, if it was us who enabled it.
+ * when no threaded child is left. That decision is made from the kernel's
+ * state, not from memory, so it also holds after a killed rgroup process:
+ * a non-root group that holds processes can have cpu in subtree_control
+ * only while it is a thread root, so no administrator set that value.
  * Weights go through cpu.weight.nice, which the kernel maps through the same
  * table as a task's nice value; cpu.weight (1..10000) is the fallback.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -67,7 +71,7 @@ static int c2_probe(void *priv, char *why, size_t len)
 	if (fd < 0)
 		return rgroup__why(why, len, fd, "cannot open %s: %s", dir, strerror(-fd));
 	r = rgroup__cg_read(fd, "cgroup.controllers", buf, sizeof(buf));
-	if (r < 0 || !rgroup__has_token(buf, "cpu")) {
+	if (r < 0 || rgroup__has_token(buf, "cpu") != 1) {
 		r = rgroup__why(why, len, -ENOTSUP, "the cpu controller is not available in %s (it is bound to cgroup v1, or the parent group does not enable it in cgroup.subtree_control); ask the administrator to enable cpu for your group", dir);
 		goto out;
 	}
@@ -94,6 +98,48 @@ out:
 	return r;
 }
 
+/* Does the sgroup still have a threaded child (ours or anyone's)? */
+static int has_threaded_child(int sgroupfd)
+{
+	int fd = openat(sgroupfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+	int found = 0;
+
+	if (fd < 0)
+		return 1; /* cannot tell: leave things alone */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 1;
+	}
+	while (!found && (e = readdir(d))) {
+		char type[64], file[300];
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/cgroup.type", e->d_name);
+		if (rgroup__cg_read(sgroupfd, file, type, sizeof(type)) >= 0 &&
+		    rgroup__parse_cgtype(type) == RGROUP__CG_THREADED)
+			found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Rule 9: once no threaded child is left, the sgroup goes back to what the
+ * administrator configured: a non-root domain holding processes, which
+ * cannot have cpu enabled for children (the root can: leave it). */
+static void release_cpu(struct rgroup__cg *cg)
+{
+	char buf[256];
+
+	if (strcmp(cg->path, "/") == 0 || has_threaded_child(cg->sgroupfd))
+		return;
+	if (rgroup__cg_read(cg->sgroupfd, "cgroup.subtree_control", buf, sizeof(buf)) >= 0 &&
+	    rgroup__has_token(buf, "cpu") == 1)
+		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpu");
+}
+
 static int c2_set_nice(void *priv, const struct rgroup__node *n, int nice)
 {
 	struct rgroup__cg *cg = priv;
@@ -110,7 +156,7 @@ static int c2_create(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
 	int parentfd = rgroup__cg_parentfd(cg, n);
-	int enabled_here = 0, fd, r;
+	int fd, r;
 	char buf[256];
 
 	r = rgroup__cg_make(cg, n);
@@ -123,11 +169,10 @@ static int c2_create(void *priv, struct rgroup__node *n)
 	r = rgroup__cg_read(parentfd, "cgroup.subtree_control", buf, sizeof(buf));
 	if (r < 0)
 		goto fail;
-	if (!rgroup__has_token(buf, "cpu")) {
+	if (rgroup__has_token(buf, "cpu") != 1) {
 		r = rgroup__cg_write(parentfd, "cgroup.subtree_control", "+cpu");
 		if (r < 0)
 			goto fail;
-		enabled_here = !n->parent;
 	}
 	fd = rgroup__cg_open(n->dirfd, "cpu.weight.nice", O_WRONLY);
 	cg->weight_nice = fd >= 0;
@@ -140,15 +185,11 @@ static int c2_create(void *priv, struct rgroup__node *n)
 	n->weightfd = fd;
 	if (n->nice != 0 && (r = c2_set_nice(priv, n, n->nice)) < 0)
 		goto fail;
-	if (enabled_here)
-		cg->enabled_cpu = 1;
-	if (!n->parent)
-		cg->ntop++;
 	return 0;
 fail:
 	rgroup__cg_unmake(cg, n);
-	if (enabled_here)
-		rgroup__cg_write(parentfd, "cgroup.subtree_control", "-cpu");
+	if (!n->parent)
+		release_cpu(cg);
 	return r;
 }
 
@@ -158,14 +199,9 @@ static int c2_destroy(void *priv, struct rgroup__node *n)
 	int top = !n->parent && n->dirfd >= 0, r;
 
 	r = rgroup__cg_destroy(priv, n);
-	if (r < 0)
-		return r;
-	if (top && --cg->ntop == 0 && cg->enabled_cpu) {
-		/* Rule 9: leave the sgroup as the administrator configured it. */
-		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpu");
-		cg->enabled_cpu = 0;
-	}
-	return 0;
+	if (r == 0 && top)
+		release_cpu(cg);
+	return r;
 }
 
 static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)

@@ -568,6 +568,13 @@ __attribute__((destructor)) static void rgroup_fini(void)
 
 /* ---- Thread creation (rule 1) ---------------------------------------- */
 
+/*
+ * What a new thread needs to start. With RGROUP_NEW the creator waits for
+ * the thread to place itself (so that an error can still be returned and
+ * no thread runs), and the record lives on the creator's stack. Without the
+ * flag the creator does not wait, so the record is on the heap and the
+ * thread frees it.
+ */
 struct start {
 	void *(*fn)(void *);
 	void *arg;
@@ -593,7 +600,9 @@ static void *trampoline(void *p)
 		n->pending--;
 	}
 	pthread_mutex_unlock(&lock);
-	if (place) {
+	if (!place) {
+		free(s);
+	} else {
 		s->result = r;
 		sem_post(&s->done); /* s is gone after this */
 		if (r)
@@ -674,7 +683,7 @@ static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 					unsigned int flags, void *(*fn)(void *), void *arg)
 {
-	struct start s = { .fn = fn, .arg = arg };
+	struct start local = { .fn = fn, .arg = arg }, *s = &local;
 	struct rgroup__node *n;
 	int r, err, detached = 0;
 
@@ -698,25 +707,35 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 			pthread_mutex_unlock(&lock);
 			return -r;
 		}
-		s.place = 1;
+		local.place = 1;
+	} else {
+		s = malloc(sizeof(*s));
+		if (!s) {
+			pthread_mutex_unlock(&lock);
+			return EAGAIN;
+		}
+		*s = local;
 	}
 	n->pending++;
+	s->node = n;
 	r = start_keeper();
-	if (r) {
-		abandon(n, s.place);
-		pthread_mutex_unlock(&lock);
-		return r;
-	}
-	s.node = n;
+	if (r)
+		goto undo;
 	pthread_mutex_unlock(&lock);
 
-	if (s.place)
-		sem_init(&s.done, 0, 0);
-	r = pthread_create(thread, attr, trampoline, &s);
-	if (r == 0 && s.place) {
-		while (sem_wait(&s.done) < 0 && errno == EINTR)
+	if (!s->place) {
+		r = pthread_create(thread, attr, trampoline, s);
+		if (r == 0)
+			return 0;
+		pthread_mutex_lock(&lock);
+		goto undo;
+	}
+	sem_init(&s->done, 0, 0);
+	r = pthread_create(thread, attr, trampoline, s);
+	if (r == 0) {
+		while (sem_wait(&s->done) < 0 && errno == EINTR)
 			;
-		r = s.result < 0 ? -s.result : 0;
+		r = s->result < 0 ? -s->result : 0;
 		if (r) {
 			/* The thread ran none of fn and is ending; collect it. */
 			if (attr)
@@ -725,13 +744,15 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 				pthread_join(*thread, NULL);
 		}
 	}
-	if (s.place)
-		sem_destroy(&s.done);
-	if (r) {
-		pthread_mutex_lock(&lock);
-		abandon(n, s.place);
-		pthread_mutex_unlock(&lock);
-	}
+	sem_destroy(&s->done);
+	if (r == 0)
+		return 0;
+	pthread_mutex_lock(&lock);
+undo:
+	abandon(n, s->place);
+	if (s != &local)
+		free(s);
+	pthread_mutex_unlock(&lock);
 	return r;
 }
 

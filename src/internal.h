@@ -123,8 +123,6 @@ struct rgroup__cg {
 	const char *tidsfile;   /* "tasks" (v1) or "cgroup.threads" (v2) */
 	char path[PATH_MAX];    /* the sgroup's path in its hierarchy */
 	int sgroupfd, placefd, procsfd;
-	unsigned int ntop;      /* top-level groups made (v2: undo +cpu at 0) */
-	int enabled_cpu;        /* v2: we wrote +cpu to the sgroup */
 	int weight_nice;        /* v2: weightfd is cpu.weight.nice */
 };
 

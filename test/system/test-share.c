@@ -9,12 +9,20 @@
  * seconds; each group's share of the CPU time the test's system group got
  * is compared with the model's fraction.
  *
- * Tolerance: 10% relative. CFS divides a group's weight among CPUs by its
- * load, and on a loaded 2-CPU machine a run sees shares a few percent off
- * the ideal (measured here: under 3% for the article's split); 10% keeps
- * the test stable under noise while any real error (a wrong weight is off
- * by 25% per nice step, a group competing as its threads rather than as one
- * entity is off by 100% or more) still fails.
+ * The test pins itself (and so every thread and child) to one CPU. On
+ * several CPUs CFS splits a group's weight among them by its load and the
+ * load balancer moves tasks in steps: on this loaded 2-CPU machine and in
+ * the 2-vCPU VM, nested groups then come out 15-30% off the ideal from run
+ * to run, which says nothing about whether rgroup built the right hierarchy
+ * with the right weights. On one CPU the kernel's hierarchical fair share is
+ * exact up to tick granularity, so the comparison tests what we set up.
+ * (`rgroup demo` and the benchmarks show the multi-CPU behaviour.)
+ *
+ * Tolerance: 10% relative. Pinned runs here stay within 3% of the model,
+ * also with other load on that CPU (shares are taken of the time the test's
+ * own system group got); 10% keeps the test stable under noise while any
+ * real error (one nice step is 25%, a group competing as its threads
+ * rather than as one entity is off by 100% or more) still fails.
  */
 #include <sched.h>
 #include <sys/wait.h>
@@ -27,13 +35,23 @@
 
 static char sg[PATH_MAX];
 
-static double ncpus(void)
+/* Pin the process to the first CPU it may use; returns the CPU count the
+ * model gets (1), or 0 on failure. */
+static double pin_one_cpu(void)
 {
-	cpu_set_t set;
+	cpu_set_t set, one;
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 1;
-	return CPU_COUNT(&set);
+		return 0;
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	return sched_setaffinity(0, sizeof(one), &one) == 0 ? 1 : 0;
 }
+
+static double cpus;
 
 static pid_t spinner(void)
 {
@@ -100,7 +118,7 @@ static void rule4_article_split(void)
 	for (int i = 0; i < 4; i++)
 		model_add(&m, mrg, 1024, 1);
 	/* The main thread sleeps; it is in the sgroup with demand 0. */
-	model_run(&m, ncpus());
+	model_run(&m, cpus);
 
 	double total = 0, d[3];
 	for (int i = 0; i < 3; i++)
@@ -147,7 +165,7 @@ static void rule5_nested_weights(void)
 		model_add(&m, mb, 1024, 1);
 	}
 	model_add(&m, ma, 1024, 0); /* A's own thread sleeps */
-	model_run(&m, ncpus());
+	model_run(&m, cpus);
 
 	double total = 0, d[3];
 	for (int i = 0; i < 3; i++)
@@ -167,7 +185,10 @@ static const struct rgt_case cases[] = {
 int main(int argc, char **argv)
 {
 	rgt_sg_init();
+	cpus = pin_one_cpu();
+	if (!cpus)
+		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	rgt_sg_enter(sg, sizeof(sg));
-	fprintf(stderr, "backend %s, system group %s, %g CPUs\n", rgroup_backend(), sg, ncpus());
+	fprintf(stderr, "backend %s, system group %s, pinned to one CPU\n", rgroup_backend(), sg);
 	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

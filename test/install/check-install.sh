@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install into a staging directory (DESTDIR), check that every promised file
+# is there, and build a program that uses only DESIGN.md §5 with
+# `pkg-config --cflags --libs rgroup` against it, then run it.
+# Usage: check-install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+stage=$(mktemp -d /tmp/rgroup-stage.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+
+meson install -C "$build" --no-rebuild --destdir "$stage" --quiet
+prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
+libdir=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="libdir"][0])')
+case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+root=$stage$prefix
+
+fail=0
+for f in include/rgroup.h bin/rgroup share/man/man1/rgroup.1 share/man/man7/rgroup.7 \
+	 share/man/man3/rgroup_thread_create.3 share/man/man3/rgroup_setpriority.3 \
+	 share/man/man3/rgroup_getpriority.3 share/man/man3/rgroup_backend.3; do
+	[ -e "$root/$f" ] || { echo "FAIL: not installed: $prefix/$f"; fail=1; }
+done
+for f in librgroup.so librgroup.a pkgconfig/rgroup.pc; do
+	[ -e "$stage$libdir/$f" ] || { echo "FAIL: not installed: $libdir/$f"; fail=1; }
+done
+[ $fail -eq 0 ] || exit 1
+
+export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_LIBDIR=$stage$libdir/pkgconfig
+flags=$(pkg-config --cflags --libs rgroup)
+echo "pkg-config --cflags --libs rgroup: $flags"
+cc -Wall -Werror -o "$stage/fixed-points" "$src/test/install/fixed-points.c" $flags
+LD_LIBRARY_PATH=$stage$libdir "$stage/fixed-points"
+# The installed command runs too.
+LD_LIBRARY_PATH=$stage$libdir "$root/bin/rgroup" --version
