@@ -39,8 +39,11 @@ extern "C" {
  * creator's group; with it, the thread starts in a new rgroup. When this
  * returns 0 the thread is already in its group; on error no thread runs
  * `start` and nothing is left behind. Returns 0 or an error number:
- * EINVAL (unknown flag), ENOTSUP (no backend can enforce rgroups here),
- * EAGAIN, EACCES, EPERM, ENOSPC, ENODEV, EBUSY, ENOMEM.
+ * EINVAL (unknown flag, NULL thread or start), ENOTSUP (RGROUP_NEW where
+ * no backend can enforce rgroups; without the flag creation always works,
+ * like pthread_create), pthread_create's own errors, and the cgroupfs
+ * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
+ * limits), ENODEV, EBUSY, ENOMEM.
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);
@@ -49,16 +52,20 @@ int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
  * setpriority(2)/getpriority(2) with PRIO_RGRP added; other `which` values
  * are passed to the libc calls unchanged. For PRIO_RGRP, `who` is a thread
  * id of the calling process (0: the caller) and `prio` a nice value,
- * clamped to -20..19. Errors (-1 and errno): ESRCH (not a thread of this
- * process), EINVAL (the thread is in no rgroup), EACCES (rule 6: a
- * top-level rgroup below the caller's nice without RLIMIT_NICE room or
- * CAP_SYS_NICE), and cgroupfs errors.
+ * clamped to -20..19. As with getpriority(2), -1 is a valid result of
+ * rgroup_getpriority(): clear errno first. Errors (-1 and errno): ESRCH
+ * (not a thread of this process), EINVAL (the thread is in no rgroup),
+ * and for rgroup_setpriority() also EACCES (rule 6: a top-level rgroup
+ * below the caller's nice without RLIMIT_NICE room or CAP_SYS_NICE) and
+ * the errors of writing the weight (ENODEV: the group vanished).
  */
 int rgroup_setpriority(int which, id_t who, int prio);
 int rgroup_getpriority(int which, id_t who);
 
 /* Name of the backend in use: "cgroup2", "cgroup1", "governor", "native";
- * "none" when no backend can enforce rgroups here (see rgroup_probe()). */
+ * "none" when no backend can enforce rgroups here (see rgroup_probe()).
+ * RGROUP_BACKEND=name forces one (ignored in setuid/setgid programs); if
+ * the forced backend cannot work, the result is "none": no fallback. */
 const char *rgroup_backend(void);
 
 /* ---- Beyond the fixed points: introspection ------------------------- */
@@ -68,7 +75,8 @@ const char *rgroup_backend(void);
 typedef uint64_t rgroup_id_t;
 
 /* The rgroup of thread `tid` (0: the caller) in *id (0 if it is in none).
- * Returns 0, -ESRCH (not a thread of this process) or another -errno. */
+ * Returns 0, -EINVAL (id NULL, tid negative), -ESRCH (not a thread of this
+ * process) or another -errno; *id is untouched on failure. */
 int rgroup_of(pid_t tid, rgroup_id_t *id);
 
 /* A snapshot of one rgroup. Set `sz` to sizeof(struct rgroup_info) before
@@ -86,13 +94,17 @@ struct rgroup_info {
 	char name[64];          /* its directory name in the backend, if any */
 };
 
-/* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup) or
- * -EINVAL (info NULL or sz too small). *info is untouched on failure. */
+/* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup; also for
+ * id 0, the sgroup) or -EINVAL (info NULL, or sz smaller than the struct up
+ * to `name`). A larger sz from a newer caller is fine: only the fields this
+ * library knows are written, and sz is set to their size. nthreads counts
+ * the group's own threads, not its children's. *info is untouched on
+ * failure. */
 int rgroup_info(rgroup_id_t id, struct rgroup_info *info);
 
 /* Walk the process's tree: writes up to `max` ids in pre-order (a parent
  * before its children) and returns how many rgroups exist (may exceed
- * max: call again with a bigger array), or a negative errno. */
+ * max: call again with a bigger array). ids may be NULL when max is 0. */
 int rgroup_list(rgroup_id_t *ids, size_t max);
 
 /* Kernel weight of a nice value (nice 0 = 1024, each step about 1.25x);
@@ -101,9 +113,16 @@ unsigned int rgroup_nice_to_weight(int nice);
 
 /* Would backend `name` ("cgroup2", "cgroup1", ...; NULL: the automatic
  * choice) enforce rgroups for this process here? Returns 0 if so, else a
- * negative errno and, in why[len], one line with the reason and the fix.
- * Creates nothing. */
+ * negative errno and, in why[len], one line with the reason and the fix
+ * (why may be NULL or len 0). An unknown name gives -ENOENT. NULL honours
+ * RGROUP_BACKEND as rgroup_backend() does. Creates nothing. */
 int rgroup_probe(const char *name, char *why, size_t len);
+
+/* Remove, bottom-up, the rgroup directories in cgroup directory `dir` that
+ * processes which no longer exist left behind (killed with SIGKILL, say).
+ * Never touches a live process's groups or anything rgroup did not make.
+ * Returns how many directories were removed, or a negative errno. */
+int rgroup_gc(const char *dir);
 
 #ifdef __cplusplus
 }

@@ -956,3 +956,17 @@ RGROUP__EXPORT int rgroup_probe(const char *name, char *why, size_t len)
 	pthread_mutex_unlock(&lock);
 	return r;
 }
+
+RGROUP__EXPORT int rgroup_gc(const char *dir)
+{
+	int fd, r;
+
+	if (!dir)
+		return -EINVAL;
+	fd = rgroup__cg_open_dir(dir);
+	if (fd < 0)
+		return fd;
+	r = rgroup__cg_gc(fd);
+	close(fd);
+	return r;
+}
