@@ -41,9 +41,12 @@ static int c1_probe(void *priv, char *why, size_t len)
 	return 0;
 }
 
-static int c1_set_nice(void *priv, const struct rgroup__node *n, int nice)
+static int c1_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	return rgroup__cg_write_int(n->weightfd, rgroup__nice_to_weight(nice));
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", rgroup__nice_to_weight(nice));
+	return rgroup__cg_node_write(priv, n, &n->weightfd, "cpu.shares", buf);
 }
 
 static int c1_create(void *priv, struct rgroup__node *n)
@@ -54,30 +57,30 @@ static int c1_create(void *priv, struct rgroup__node *n)
 	r = rgroup__cg_make(cg, n);
 	if (r < 0)
 		return r;
-	n->weightfd = rgroup__cg_open(n->dirfd, "cpu.shares", O_WRONLY);
-	if (n->weightfd < 0) {
-		r = n->weightfd;
-		goto fail;
-	}
 	/* A new group starts at 1024, which is nice 0. */
-	if (n->nice != 0 && (r = c1_set_nice(priv, n, n->nice)) < 0)
-		goto fail;
+	if (n->nice != 0 && (r = c1_set_nice(priv, n, n->nice)) < 0) {
+		rgroup__cg_unmake(cg, n);
+		return r;
+	}
 	return 0;
-fail:
-	rgroup__cg_unmake(cg, n);
-	return r;
 }
 
 /* cpuacct counts usage only where it shares the hierarchy with cpu
- * ("cpu,cpuacct"); elsewhere the core adds up thread clocks. */
+ * ("cpu,cpuacct"); elsewhere the core adds up thread clocks. Whether it
+ * does is a property of the mount: found out once. */
 static int c1_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 {
-	char buf[64];
+	struct rgroup__cg *cg = priv;
+	static int has_cpuacct = -1;
+	char buf[64], path[PATH_MAX];
 	int r;
 
-	if (n->dirfd < 0)
+	if (!n->bound || has_cpuacct == 0 ||
+	    rgroup__cg_file(n, "cpuacct.usage", path, sizeof(path)) < 0)
 		return -ENOTSUP;
-	r = rgroup__cg_read(n->dirfd, "cpuacct.usage", buf, sizeof(buf));
+	r = rgroup__cg_read(cg->sgroupfd, path, buf, sizeof(buf));
+	if (has_cpuacct < 0)
+		has_cpuacct = r != -ENOENT;
 	if (r < 0)
 		return -ENOTSUP;
 	*ns = strtoull(buf, NULL, 10);

@@ -29,6 +29,7 @@ static struct rgroup__cg cg2 = {
 	.ctrl = NULL,
 	.tidsfile = "cgroup.threads",
 	.sgroupfd = -1, .placefd = -1, .procsfd = -1,
+	.weight_nice = -1,
 };
 
 /* Threaded controllers; anything else in subtree_control forbids a
@@ -140,49 +141,44 @@ static void release_cpu(struct rgroup__cg *cg)
 		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpu");
 }
 
-static int c2_set_nice(void *priv, const struct rgroup__node *n, int nice)
+static int c2_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
 	struct rgroup__cg *cg = priv;
+	char buf[16];
 
-	/* weightfd is cpu.weight.nice when the kernel has it (4.17+), else
-	 * cpu.weight, which rounds to 1/100 of nice 0's weight. */
-	if (cg->weight_nice)
-		return rgroup__cg_write_int(n->weightfd, nice);
-	return rgroup__cg_write_int(n->weightfd,
-				    rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
+	/* cpu.weight.nice when the kernel has it (4.17+), else cpu.weight,
+	 * which rounds to 1/100 of nice 0's weight. */
+	if (cg->weight_nice) {
+		snprintf(buf, sizeof(buf), "%d", nice);
+		return rgroup__cg_node_write(cg, n, &n->weightfd, "cpu.weight.nice", buf);
+	}
+	snprintf(buf, sizeof(buf), "%u", rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
+	return rgroup__cg_node_write(cg, n, &n->weightfd, "cpu.weight", buf);
 }
 
 static int c2_create(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
-	int parentfd = rgroup__cg_parentfd(cg, n);
-	int fd, r;
-	char buf[256];
+	char file[PATH_MAX], buf[256];
+	int r;
 
 	r = rgroup__cg_make(cg, n);
 	if (r < 0)
 		return r;
-	r = rgroup__cg_write(n->dirfd, "cgroup.type", "threaded");
-	if (r < 0)
+	if ((r = rgroup__cg_file(n, "cgroup.type", file, sizeof(file))) < 0 ||
+	    (r = rgroup__cg_write(cg->sgroupfd, file, "threaded")) < 0)
 		goto fail;
 	/* The parent (sgroup or rgroup) must hand the cpu controller down. */
-	r = rgroup__cg_read(parentfd, "cgroup.subtree_control", buf, sizeof(buf));
-	if (r < 0)
+	if ((r = rgroup__cg_file(n->parent, "cgroup.subtree_control", file, sizeof(file))) < 0 ||
+	    (r = rgroup__cg_read(cg->sgroupfd, file, buf, sizeof(buf))) < 0)
 		goto fail;
-	if (rgroup__has_token(buf, "cpu") != 1) {
-		r = rgroup__cg_write(parentfd, "cgroup.subtree_control", "+cpu");
-		if (r < 0)
-			goto fail;
-	}
-	fd = rgroup__cg_open(n->dirfd, "cpu.weight.nice", O_WRONLY);
-	cg->weight_nice = fd >= 0;
-	if (fd < 0)
-		fd = rgroup__cg_open(n->dirfd, "cpu.weight", O_WRONLY);
-	if (fd < 0) {
-		r = fd;
+	if (rgroup__has_token(buf, "cpu") != 1 &&
+	    (r = rgroup__cg_write(cg->sgroupfd, file, "+cpu")) < 0)
 		goto fail;
+	if (cg->weight_nice < 0) {
+		rgroup__cg_file(n, "cpu.weight.nice", file, sizeof(file));
+		cg->weight_nice = faccessat(cg->sgroupfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	}
-	n->weightfd = fd;
 	if (n->nice != 0 && (r = c2_set_nice(priv, n, n->nice)) < 0)
 		goto fail;
 	return 0;
@@ -196,7 +192,7 @@ fail:
 static int c2_destroy(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
-	int top = !n->parent && n->dirfd >= 0, r;
+	int top = !n->parent && n->bound, r;
 
 	r = rgroup__cg_destroy(priv, n);
 	if (r == 0 && top)
@@ -206,13 +202,14 @@ static int c2_destroy(void *priv, struct rgroup__node *n)
 
 static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 {
-	char buf[1024];
+	struct rgroup__cg *cg = priv;
+	char buf[1024], path[PATH_MAX];
 	uint64_t usec;
 	int r;
 
-	if (n->dirfd < 0)
+	if (!n->bound || rgroup__cg_file(n, "cpu.stat", path, sizeof(path)) < 0)
 		return -ENOTSUP;
-	r = rgroup__cg_read(n->dirfd, "cpu.stat", buf, sizeof(buf));
+	r = rgroup__cg_read(cg->sgroupfd, path, buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	r = rgroup__parse_keyed(buf, "usage_usec", &usec);

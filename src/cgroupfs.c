@@ -114,26 +114,22 @@ int rgroup__cg_open_dir(const char *path)
 }
 
 /*
- * The new group gets its parent's permission bits, never wider: a
- * delegated sgroup owned by a user stays that user's alone. cgroupfs
- * ignores the umask, so the mode is applied as given.
+ * The new group (path relative to dirfd) gets its parent's permission bits,
+ * never wider: a delegated sgroup owned by a user stays that user's alone.
+ * cgroupfs ignores the umask, so the mode is applied as given.
  */
-int rgroup__cg_mkdir(int parentfd, const char *name, int *dirfd)
+int rgroup__cg_mkdir(int dirfd, const char *path)
 {
+	char parent[PATH_MAX];
+	const char *slash = strrchr(path, '/');
 	struct stat st;
-	int fd;
 
-	if (fstat(parentfd, &st) < 0)
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	if (fstatat(dirfd, parent, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (mkdirat(parentfd, name, st.st_mode & 0777) < 0)
+	if (mkdirat(dirfd, path, st.st_mode & 0777) < 0)
 		return -errno;
-	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		int r = -errno;
-		unlinkat(parentfd, name, AT_REMOVEDIR);
-		return r;
-	}
-	*dirfd = fd;
 	return 0;
 }
 
@@ -142,7 +138,7 @@ int rgroup__cg_rmdir(int parentfd, const char *name)
 	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
-int rgroup__cg_move_all(int fromdirfd, const char *tidsfile, int placefd)
+int rgroup__cg_move_all(int dirfd, const char *tidsfile, int placefd)
 {
 	enum { BUFSZ = 65536, MAXT = 4096 };
 	char *buf = malloc(BUFSZ);
@@ -157,7 +153,7 @@ int rgroup__cg_move_all(int fromdirfd, const char *tidsfile, int placefd)
 	 * because nobody creates threads into a group whose members have all
 	 * been moved out; 16 rounds bound it anyway. */
 	for (int round = 0; round < 16; round++) {
-		r = rgroup__cg_read(fromdirfd, tidsfile, buf, BUFSZ);
+		r = rgroup__cg_read(dirfd, tidsfile, buf, BUFSZ);
 		if (r < 0)
 			goto out;
 		n = rgroup__parse_tids(buf, tids, MAXT);
@@ -367,52 +363,78 @@ int rgroup__cg_moved(void *priv)
 	return strcmp(path, cg->path) != 0;
 }
 
-int rgroup__cg_parentfd(const struct rgroup__cg *cg, const struct rgroup__node *n)
+int rgroup__cg_file(const struct rgroup__node *n, const char *file, char *buf,
+		    size_t len)
 {
-	return n->parent ? n->parent->dirfd : cg->sgroupfd;
+	int r = n ? snprintf(buf, len, "%s/%s", n->path, file)
+		  : snprintf(buf, len, "%s", file);
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
+			  int *cache, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+	int fd = *cache, r;
+
+	if (fd >= 0)
+		return rgroup__cg_write_fd(fd, val);
+	r = rgroup__cg_file(n, file, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = rgroup__cg_open(cg->sgroupfd, path, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	r = rgroup__cg_write_fd(fd, val);
+	if (cg->ncached < RGROUP__FD_CACHE) {
+		*cache = fd;
+		cg->ncached++;
+	} else {
+		close(fd);
+	}
+	return r;
+}
+
+static void close_node(struct rgroup__cg *cg, struct rgroup__node *n)
+{
+	if (n->placefd >= 0) {
+		close(n->placefd);
+		cg->ncached--;
+	}
+	if (n->weightfd >= 0) {
+		close(n->weightfd);
+		cg->ncached--;
+	}
+	n->placefd = n->weightfd = -1;
+	n->bound = 0;
 }
 
 int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n)
 {
-	int r, dirfd, placefd;
+	int r = rgroup__cg_mkdir(cg->sgroupfd, n->path);
 
-	r = rgroup__cg_mkdir(rgroup__cg_parentfd(cg, n), n->name, &dirfd);
 	if (r < 0)
 		return r;
-	placefd = rgroup__cg_open(dirfd, cg->tidsfile, O_WRONLY);
-	if (placefd < 0) {
-		close(dirfd);
-		rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
-		return placefd;
-	}
-	n->dirfd = dirfd;
-	n->placefd = placefd;
-	n->weightfd = -1;
+	n->bound = 1;
+	n->placefd = n->weightfd = -1;
 	return 0;
-}
-
-static void close_node(struct rgroup__node *n)
-{
-	if (n->dirfd >= 0)
-		close(n->dirfd);
-	if (n->placefd >= 0)
-		close(n->placefd);
-	if (n->weightfd >= 0)
-		close(n->weightfd);
-	n->dirfd = n->placefd = n->weightfd = -1;
 }
 
 void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n)
 {
-	close_node(n);
-	rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
+	close_node(cg, n);
+	rgroup__cg_rmdir(cg->sgroupfd, n->path);
 }
 
-int rgroup__cg_place(void *priv, const struct rgroup__node *n, pid_t tid)
+int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid)
 {
 	struct rgroup__cg *cg = priv;
+	char buf[24];
 
-	return rgroup__cg_write_int(n ? n->placefd : cg->placefd, tid);
+	if (!n)
+		return rgroup__cg_write_int(cg->placefd, tid);
+	snprintf(buf, sizeof(buf), "%d", (int)tid);
+	return rgroup__cg_node_write(cg, n, &n->placefd, cg->tidsfile, buf);
 }
 
 int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
@@ -420,23 +442,28 @@ int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
 	struct rgroup__cg *cg = priv;
 	int r;
 
-	if (n->dirfd < 0)
+	if (!n->bound)
 		return 0;
-	r = rgroup__cg_rmdir(rgroup__cg_parentfd(cg, n), n->name);
+	r = rgroup__cg_rmdir(cg->sgroupfd, n->path);
 	/* ENOENT/ENODEV: the admin removed it already; it is gone either way. */
 	if (r < 0 && r != -ENOENT && r != -ENODEV)
 		return r;
-	close_node(n);
+	close_node(cg, n);
 	return 0;
 }
 
 int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
+	char path[PATH_MAX];
+	int r;
 
-	if (n->dirfd < 0)
+	if (!n->bound)
 		return 0;
-	return rgroup__cg_move_all(n->dirfd, cg->tidsfile, cg->placefd);
+	r = rgroup__cg_file(n, cg->tidsfile, path, sizeof(path));
+	if (r < 0)
+		return r;
+	return rgroup__cg_move_all(cg->sgroupfd, path, cg->placefd);
 }
 
 /* Async-signal-safe decimal formatting (snprintf is not on the list). */
@@ -468,6 +495,7 @@ void rgroup__cg_fork_child(void *priv)
 		(void)!pwrite(cg->procsfd, buf, strlen(buf), 0);
 	}
 	rgroup__cg_detach(cg);
+	cg->ncached = 0; /* the core closes the nodes' descriptors */
 }
 
 int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)

@@ -14,8 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <signal.h>
@@ -30,6 +31,10 @@
 
 #define KEEPER_IDLE_MS   250   /* migration check period (rule 8: < 1 s) */
 #define KEEPER_REAP_MS    20   /* retry while a group's last thread leaves */
+#define SPARE_MS         500   /* keep emptied groups this long after a creation */
+#define SPARE_MAX          4   /* per parent */
+#define SPARE_MAX_TOTAL   16   /* in all: each holds three descriptors */
+#define HANDOFF_SPIN_NS 50000 /* the creator spins this long, then sleeps */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -43,6 +48,11 @@ static struct {
 	uint64_t starttime;
 	uint64_t next_id;
 	struct rgroup__node *top;         /* top-level rgroups */
+	struct rgroup__node *top_spares;  /* emptied top-level groups kept */
+	struct timespec last_create;      /* of a group: spares live on after it */
+	struct timespec last_check;       /* of migration, by the keeper */
+	int spare_timer;                  /* the keeper is timing spares */
+	unsigned int nspares;
 	unsigned int ngroups;
 	pthread_key_t key;
 	pthread_cond_t cond;              /* wakes the keeper */
@@ -51,6 +61,7 @@ static struct {
 } st = { .cond = PTHREAD_COND_INITIALIZER };
 
 static __thread struct rgroup__thread self;
+static int spin_ok;     /* a second CPU can run a new thread while we spin */
 
 static pid_t sys_gettid(void)
 {
@@ -103,7 +114,10 @@ static void init_once(void)
 {
 	char why[512];
 
+	cpu_set_t cpus;
+
 	st.pid = getpid();
+	spin_ok = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 1;
 	if (pthread_key_create(&st.key, thread_exit) != 0)
 		return; /* st.be stays NULL: ENOTSUP, never a crash */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -224,6 +238,7 @@ static void track(struct rgroup__node *n)
 {
 	self.tid = sys_gettid();
 	self.node = n;
+	self.known = 1;
 	self.prev = NULL;
 	self.next = n->threads;
 	if (n->threads)
@@ -261,13 +276,24 @@ static struct rgroup__node *node_of(pid_t tid, int *err)
 	int r;
 
 	*err = 0;
-	if (tid == self.tid && self.node)
+	/* Membership is forever (rule 2): once a thread's group is known, it
+	 * stays that (a thread in no rgroup never enters one). */
+	if (self.known && tid == self.tid)
 		return self.node;
-	if (!st.ngroups || !st.be)
+	if (!st.ngroups || !st.be) {
+		if (tid == sys_gettid()) {
+			self.tid = tid;
+			self.known = 1;
+		}
 		return NULL;
+	}
 	if (walk_pre(st.top, match_tid, &q))
 		return q.found;
 	r = st.be->group_of(st.be->priv, tid, name, sizeof(name));
+	if (r == 0 && tid == sys_gettid()) {
+		self.tid = tid;
+		self.known = 1;
+	}
 	if (r <= 0) {
 		*err = r;
 		return NULL;
@@ -304,11 +330,18 @@ static uint64_t node_usage(const struct rgroup__node *n)
 	uint64_t ns;
 
 	if (st.be && st.be->usage(st.be->priv, n, &ns) == 0)
-		return ns;
+		return ns - (ns >= n->usage_base_ns ? n->usage_base_ns : ns);
 	return clock_usage(n);
 }
 
-static void free_node(struct rgroup__node *n)
+static void node_free(struct rgroup__node *n)
+{
+	free(n->path);
+	free(n);
+}
+
+/* Take n out of the tree (its kernel group stays). Lock held. */
+static void detach_node(struct rgroup__node *n)
 {
 	if (n->parent) {
 		n->parent->usage_dead_ns += clock_usage(n);
@@ -316,7 +349,127 @@ static void free_node(struct rgroup__node *n)
 	}
 	unlink_child(siblings_of(n), n);
 	st.ngroups--;
-	free(n);
+}
+
+static void free_node(struct rgroup__node *n)
+{
+	detach_node(n);
+	node_free(n);
+}
+
+/* ---- Spare groups: the creation fast path ---------------------------- */
+
+/*
+ * mkdir and rmdir of a cgroup cost more than creating a thread, so a group
+ * that empties while the process is busy creating rgroups is kept, below
+ * the same parent, for the next RGROUP_NEW there. Spares are not rgroups
+ * (no thread, not listed) and vanish SPARE_MS after the last creation and
+ * at exit, so rule 3 holds for anyone who looks a moment later.
+ */
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+static struct rgroup__node **pool_of(struct rgroup__node *parent)
+{
+	return parent ? &parent->spares : &st.top_spares;
+}
+
+/* Remove the spares in one pool; returns how many could not go yet. */
+static int drop_pool(struct rgroup__node **pool, int evacuate)
+{
+	int busy = 0;
+
+	for (struct rgroup__node *n = *pool, *next; n; n = next) {
+		next = n->next;
+		if (evacuate)
+			st.be->evacuate(st.be->priv, n);
+		if (st.be->destroy(st.be->priv, n) == 0) {
+			unlink_child(pool, n);
+			node_free(n);
+			st.nspares--;
+		} else {
+			busy++;
+		}
+	}
+	return busy;
+}
+
+static int drop_pool_of(struct rgroup__node *n, void *arg)
+{
+	*(int *)arg += drop_pool(&n->spares, 0);
+	return 0;
+}
+
+static int has_pool(struct rgroup__node *n, void *arg)
+{
+	return n->spares != NULL;
+}
+
+/* Remove every spare; returns how many could not go yet. Lock held. */
+static int drop_spares(int evacuate)
+{
+	int busy = 0;
+
+	/* Nested pools first: a spare's parent may be a spare's sibling. */
+	walk_pre(st.top, drop_pool_of, &busy);
+	busy += drop_pool(&st.top_spares, evacuate);
+	return busy;
+}
+
+static int any_spares(void)
+{
+	return st.top_spares != NULL || (st.ngroups && walk_pre(st.top, has_pool, NULL));
+}
+
+/* Keep an emptied group as a spare if the process is creating groups;
+ * returns 1 if kept. Lock held. */
+static int recycle(struct rgroup__node *n)
+{
+	struct rgroup__node **pool = pool_of(n->parent);
+	unsigned int len = 0;
+	uint64_t ns;
+
+	if (st.dismantled || st.nspares >= SPARE_MAX_TOTAL ||
+	    ms_since(&st.last_create) >= SPARE_MS)
+		return 0;
+	for (struct rgroup__node *p = *pool; p; p = p->next)
+		len++;
+	if (len >= SPARE_MAX)
+		return 0;
+	detach_node(n);
+	n->usage_dead_ns = 0;
+	n->usage_base_ns = st.be->usage(st.be->priv, n, &ns) == 0 ? ns : 0;
+	link_child(pool, n);
+	st.nspares++;
+	return 1;
+}
+
+/* A spare below parent, ready to become a group at nice `nice`. */
+static struct rgroup__node *take_spare(struct rgroup__node *parent, int nice)
+{
+	struct rgroup__node **pool = pool_of(parent);
+	struct rgroup__node *n = *pool;
+
+	if (!n)
+		return NULL;
+	unlink_child(pool, n);
+	st.nspares--;
+	if (n->nice != nice && st.be->set_nice(st.be->priv, n, nice) < 0) {
+		if (st.be->destroy(st.be->priv, n) == 0) {
+			node_free(n);
+		} else {
+			link_child(pool, n);
+			st.nspares++;
+		}
+		return NULL;
+	}
+	n->nice = nice;
+	return n;
 }
 
 /* ---- The keeper: auto-destruction and migration --------------------- */
@@ -326,6 +479,13 @@ static void reap_one(struct rgroup__node *n, void *arg)
 	int *busy = arg;
 
 	if (n->nthreads || n->pending || n->children)
+		return;
+	/* Its own spares go first: a directory with children cannot. */
+	if (n->spares && drop_pool(&n->spares, 0)) {
+		(*busy)++;
+		return;
+	}
+	if (recycle(n))
 		return;
 	if (st.be->destroy(st.be->priv, n) == 0)
 		free_node(n);
@@ -371,6 +531,7 @@ static int bind_one(struct rgroup__node *n, void *arg)
  * has already moved them. Lock held. */
 static void unbind_all(int evacuate)
 {
+	drop_spares(evacuate);
 	walk_post(st.top, unbind_one, &evacuate);
 }
 
@@ -409,18 +570,32 @@ static void *keeper_main(void *unused)
 	 * belongs in the sgroup, never in an rgroup. */
 	if (st.attached)
 		st.be->place(st.be->priv, NULL, sys_gettid());
-	while (!st.shutdown && st.ngroups && st.keeper_running) {
+	while (!st.shutdown && st.keeper_running && (st.ngroups || any_spares())) {
+		long ms = KEEPER_IDLE_MS;
+		if (st.reap_wanted)
+			ms = KEEPER_REAP_MS;
+		else if (any_spares())
+			ms = SPARE_MS - ms_since(&st.last_create) + 1;
+		if (ms < KEEPER_REAP_MS)
+			ms = KEEPER_REAP_MS;
+		st.spare_timer = any_spares();
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		long ms = st.reap_wanted ? KEEPER_REAP_MS : KEEPER_IDLE_MS;
 		ts.tv_nsec += ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&st.cond, &lock, &ts);
+		/* The deadline is on the monotonic clock: the condition variable
+		 * must be told (its default clock is the realtime one). */
+		pthread_cond_clockwait(&st.cond, &lock, CLOCK_MONOTONIC, &ts);
 		if (st.shutdown || st.dismantled || !st.keeper_running)
 			break;
-		st.reap_wanted = reap() > 0;
-		if (st.ngroups)
+		int busy = reap();
+		if (ms_since(&st.last_create) >= SPARE_MS)
+			busy += drop_spares(0);
+		st.reap_wanted = busy > 0;
+		if (st.ngroups && ms_since(&st.last_check) >= KEEPER_IDLE_MS) {
+			clock_gettime(CLOCK_MONOTONIC, &st.last_check);
 			follow_migration();
+		}
 	}
 	st.keeper_running = 0;
 	pthread_mutex_unlock(&lock);
@@ -462,7 +637,14 @@ static void thread_exit(void *p)
 		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 			n->usage_dead_ns += (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 		untrack(t);
-		if (!n->nthreads && !n->children) {
+		/* The last thread out: while the process keeps making groups,
+		 * the group becomes a spare at once, ready for the next
+		 * RGROUP_NEW; otherwise the keeper removes it. */
+		if (!n->nthreads && !n->children && !n->pending && !n->spares &&
+		    recycle(n)) {
+			if (!st.spare_timer && !st.reap_wanted)
+				pthread_cond_signal(&st.cond); /* spares expire */
+		} else if (!n->nthreads && !n->children) {
 			st.reap_wanted = 1;
 			pthread_cond_signal(&st.cond);
 		}
@@ -485,13 +667,20 @@ static void fork_parent(void)
 static void forget(struct rgroup__node *n, void *arg)
 {
 	/* The directories are the parent's: close, never remove. */
-	if (n->dirfd >= 0)
-		close(n->dirfd);
 	if (n->placefd >= 0)
 		close(n->placefd);
 	if (n->weightfd >= 0)
 		close(n->weightfd);
-	free(n);
+	node_free(n);
+}
+
+static void forget_with_spares(struct rgroup__node *n, void *arg)
+{
+	for (struct rgroup__node *sp = n->spares, *next; sp; sp = next) {
+		next = sp->next;
+		forget(sp, NULL);
+	}
+	forget(n, NULL);
 }
 
 /* Rule 7: the child begins in the sgroup with an empty tree. */
@@ -499,8 +688,14 @@ static void fork_child(void)
 {
 	if (st.be && st.attached)
 		st.be->fork_child(st.be->priv);
-	walk_post(st.top, forget, NULL);
+	for (struct rgroup__node *n = st.top_spares, *next; n; n = next) {
+		next = n->next;
+		forget(n, NULL);
+	}
+	walk_post(st.top, forget_with_spares, NULL);
 	st.top = NULL;
+	st.top_spares = NULL;
+	st.nspares = 0;
 	st.ngroups = 0;
 	st.attached = 0;
 	st.keeper_running = 0;
@@ -508,6 +703,7 @@ static void fork_child(void)
 	st.pid = getpid();
 	st.starttime = 0;
 	self.node = NULL;
+	self.known = 1;
 	self.tid = sys_gettid();
 	pthread_mutex_init(&lock, NULL);
 	pthread_cond_init(&st.cond, NULL);
@@ -531,7 +727,7 @@ void rgroup__exec_prepare(void)
 		return;
 	}
 	pthread_mutex_lock(&lock);
-	if (st.ngroups && st.attached) {
+	if ((st.ngroups || any_spares()) && st.attached) {
 		unbind_all(1);
 		st.dismantled = 1;
 	}
@@ -581,8 +777,42 @@ struct start {
 	struct rgroup__node *node;
 	int place;      /* RGROUP_NEW: the thread moves itself into node */
 	int result;
-	sem_t done;     /* only when place: the creator waits for result */
+	int state;      /* only when place: 0 pending, 1 done, 2 creator asleep */
 };
+
+/*
+ * The creator waits for the new thread's placement. The thread needs a few
+ * microseconds on another CPU, while putting the creator to sleep and
+ * waking it costs tens of microseconds on a virtual machine: so spin a
+ * little first (only with a second CPU to run the thread), then sleep on a
+ * futex. After the new thread marks `state` done it touches nothing of the
+ * creator's but, if the creator sleeps, the futex word (a spurious wake-up
+ * of a stale address is harmless to every futex user).
+ */
+static void handoff_wait(int *state)
+{
+	struct timespec t0, t;
+	int expect = 0;
+
+	if (spin_ok) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if (__atomic_load_n(state, __ATOMIC_ACQUIRE))
+				return;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < HANDOFF_SPIN_NS);
+	}
+	if (!__atomic_compare_exchange_n(state, &expect, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	while (__atomic_load_n(state, __ATOMIC_ACQUIRE) == 2)
+		syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+static void handoff_post(int *state)
+{
+	if (__atomic_exchange_n(state, 1, __ATOMIC_ACQ_REL) == 2)
+		syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 static void *trampoline(void *p)
 {
@@ -604,7 +834,7 @@ static void *trampoline(void *p)
 		free(s);
 	} else {
 		s->result = r;
-		sem_post(&s->done); /* s is gone after this */
+		handoff_post(&s->state); /* s is gone after this */
 		if (r)
 			return NULL;
 	}
@@ -638,14 +868,14 @@ static int my_nice(void)
 static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 {
 	struct rgroup__node *n;
-	int r;
+	int r, nice;
 
 	if (!st.attached) {
 		r = st.be->attach(st.be->priv);
 		if (r < 0)
 			return r;
 		st.attached = 1;
-	} else if (!st.ngroups && st.be->moved(st.be->priv) == 1) {
+	} else if (!st.ngroups && !st.keeper_running && st.be->moved(st.be->priv) == 1) {
 		/* Moved while we had no groups: just follow. */
 		st.be->detach(st.be->priv);
 		st.attached = 0;
@@ -656,22 +886,38 @@ static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 	}
 	if (!st.starttime)
 		st.starttime = rgroup__self_starttime();
+	clock_gettime(CLOCK_MONOTONIC, &st.last_create);
+	/* Rule 6: a top-level rgroup starts at its creator's nice, a nested
+	 * one at 0 (it only divides time the process already has). */
+	nice = parent ? 0 : my_nice();
+	n = take_spare(parent, nice);
+	if (n) {
+		n->id = ++st.next_id;
+		goto linked;
+	}
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	n->id = ++st.next_id;
 	n->parent = parent;
 	n->depth = parent ? parent->depth + 1 : 1;
-	/* Rule 6: a top-level rgroup starts at its creator's nice, a nested
-	 * one at 0 (it only divides time the process already has). */
-	n->nice = parent ? 0 : my_nice();
-	n->dirfd = n->placefd = n->weightfd = -1;
+	n->nice = nice;
+	n->placefd = n->weightfd = -1;
 	rgroup__format_dirname(n->name, sizeof(n->name), st.pid, st.starttime, n->id);
+	if (parent)
+		r = asprintf(&n->path, "%s/%s", parent->path, n->name);
+	else
+		r = (n->path = strdup(n->name)) ? 0 : -1;
+	if (r < 0 || strlen(n->path) >= PATH_MAX - 32) {
+		node_free(n);
+		return r < 0 ? -ENOMEM : -ENAMETOOLONG;
+	}
 	r = st.be->create(st.be->priv, n);
 	if (r < 0) {
-		free(n);
+		node_free(n);
 		return r;
 	}
+linked:
 	link_child(parent ? &parent->children : &st.top, n);
 	if (parent)
 		parent->nchildren++;
@@ -730,11 +976,9 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 		pthread_mutex_lock(&lock);
 		goto undo;
 	}
-	sem_init(&s->done, 0, 0);
 	r = pthread_create(thread, attr, trampoline, s);
 	if (r == 0) {
-		while (sem_wait(&s->done) < 0 && errno == EINTR)
-			;
+		handoff_wait(&s->state);
 		r = s->result < 0 ? -s->result : 0;
 		if (r) {
 			/* The thread ran none of fn and is ending; collect it. */
@@ -744,7 +988,6 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 				pthread_join(*thread, NULL);
 		}
 	}
-	sem_destroy(&s->done);
 	if (r == 0)
 		return 0;
 	pthread_mutex_lock(&lock);
@@ -822,7 +1065,7 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 	}
 	if (!n->parent && nice < my_nice() && !can_nice(nice))
 		r = -EACCES;
-	else if (st.dismantled || n->weightfd < 0)
+	else if (st.dismantled || !n->bound)
 		r = -ENODEV;
 	else
 		r = st.be->set_nice(st.be->priv, n, nice);

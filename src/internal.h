@@ -22,6 +22,7 @@
 
 #define RGROUP__EXPORT __attribute__((visibility("default")))
 
+#define RGROUP__FD_CACHE 256
 #define RGROUP__NICE_MIN (-20)
 #define RGROUP__NICE_MAX 19
 
@@ -31,6 +32,7 @@
 struct rgroup__thread {
 	pid_t tid;
 	struct rgroup__node *node;
+	int known;                      /* node is known (NULL: in no rgroup) */
 	struct rgroup__thread *prev, *next;
 };
 
@@ -38,6 +40,7 @@ struct rgroup__node {
 	rgroup_id_t id;
 	struct rgroup__node *parent;    /* NULL: top-level (parent is the sgroup) */
 	struct rgroup__node *children;  /* first child */
+	struct rgroup__node *spares;    /* emptied children kept for reuse */
 	struct rgroup__node *prev, *next; /* siblings */
 	struct rgroup__thread *threads; /* tracked members */
 	unsigned int nthreads;          /* tracked members */
@@ -46,9 +49,13 @@ struct rgroup__node {
 	unsigned int depth;             /* 1 for top-level */
 	int nice;
 	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
+	uint64_t usage_base_ns;         /* backend usage when it was recycled */
 	char name[64];                  /* directory name */
-	/* Backend descriptors, -1 when unused or the group is not bound. */
-	int dirfd;
+	char *path;                     /* directory relative to the sgroup */
+	int bound;                      /* its kernel group exists */
+	/* Cached descriptors of its thread and weight files, -1 when not
+	 * open: at most RGROUP__FD_CACHE in all, so that a process with
+	 * thousands of rgroups stays within RLIMIT_NOFILE. */
 	int placefd;                    /* tasks / cgroup.threads */
 	int weightfd;                   /* cpu.shares / cpu.weight.nice */
 };
@@ -79,9 +86,9 @@ struct rgroup__backend {
 	 * and open n's descriptors. */
 	int (*create)(void *priv, struct rgroup__node *n);
 	/* Move thread tid into n (NULL: the sgroup itself). */
-	int (*place)(void *priv, const struct rgroup__node *n, pid_t tid);
+	int (*place)(void *priv, struct rgroup__node *n, pid_t tid);
 	/* Set n's weight from a nice value. */
-	int (*set_nice)(void *priv, const struct rgroup__node *n, int nice);
+	int (*set_nice)(void *priv, struct rgroup__node *n, int nice);
 	/* Remove n's group and close its descriptors; -EBUSY (n untouched)
 	 * while threads are still inside. */
 	int (*destroy)(void *priv, struct rgroup__node *n);
@@ -123,6 +130,7 @@ struct rgroup__cg {
 	const char *tidsfile;   /* "tasks" (v1) or "cgroup.threads" (v2) */
 	char path[PATH_MAX];    /* the sgroup's path in its hierarchy */
 	int sgroupfd, placefd, procsfd;
+	unsigned int ncached;   /* node descriptors open (RGROUP__FD_CACHE) */
 	int weight_nice;        /* v2: weightfd is cpu.weight.nice */
 };
 
@@ -134,7 +142,7 @@ int rgroup__cg_locate(struct rgroup__cg *cg, char *dir, size_t dlen,
 int rgroup__cg_attach(void *priv);
 void rgroup__cg_detach(void *priv);
 int rgroup__cg_moved(void *priv);
-int rgroup__cg_place(void *priv, const struct rgroup__node *n, pid_t tid);
+int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid);
 int rgroup__cg_destroy(void *priv, struct rgroup__node *n);
 int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n);
 int rgroup__cg_group_of(void *priv, pid_t tid, char *name, size_t len);
@@ -144,8 +152,13 @@ int rgroup__cg_place_self(void *priv, const struct rgroup__node *n);
  * backend's specifics and calls rgroup__cg_unmake() if they fail. */
 int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n);
 void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n);
-int rgroup__cg_parentfd(const struct rgroup__cg *cg,
-			const struct rgroup__node *n);
+/* "<n's path>/<file>" (n NULL: the sgroup's own file). */
+int rgroup__cg_file(const struct rgroup__node *n, const char *file, char *buf,
+		    size_t len);
+/* Write val to n's file through the descriptor cached in *cache, opening
+ * (and caching, while the cache has room) it when needed. */
+int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
+			  int *cache, const char *file, const char *val);
 /* Format a reason-and-fix line into why (returns err). */
 int rgroup__why(char *why, size_t len, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -159,9 +172,9 @@ int rgroup__cg_write_int(int fd, long long val);
 /* Reads the whole file (NUL-terminated); returns length or -errno. */
 int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
 int rgroup__cg_read_fd(int fd, char *buf, size_t len);
-/* mkdir name below parentfd with the parent's permission bits (never
- * wider), and open it as a directory into *dirfd. */
-int rgroup__cg_mkdir(int parentfd, const char *name, int *dirfd);
+/* mkdir path (relative to dirfd) with its parent's permission bits,
+ * never wider. */
+int rgroup__cg_mkdir(int dirfd, const char *path);
 int rgroup__cg_rmdir(int parentfd, const char *name);
 /* Open a cgroup directory by absolute path. */
 int rgroup__cg_open_dir(const char *path);
@@ -170,8 +183,8 @@ int rgroup__cg_open_dir(const char *path);
  * touches a live process's groups or anything not named by rgroup.
  * Returns the number of directories removed or -errno. */
 int rgroup__cg_gc(int sgroupfd);
-/* Move each thread in group `from` (tids file name) to placefd. */
-int rgroup__cg_move_all(int fromdirfd, const char *tidsfile, int placefd);
+/* Move each thread listed in file `tids` (below dirfd) to placefd. */
+int rgroup__cg_move_all(int dirfd, const char *tids, int placefd);
 /* Read a whole file by absolute path (for /proc, mountinfo). */
 int rgroup__read_path(const char *path, char *buf, size_t len);
 

@@ -17,6 +17,7 @@
 #ifndef RGROUP_TEST_SGROUP_H
 #define RGROUP_TEST_SGROUP_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -187,11 +188,34 @@ static inline void rgt_sg_enter(char *out, size_t len)
 		rgt_skip_all("cannot move into the test system group %s", out);
 }
 
-/* Wait until the library has no rgroup left; 0 on success. */
+/* Directories of this process's groups in the test's system groups. The
+ * library keeps emptied groups as spares for up to 0.5 s after its last
+ * creation (the fast path), so "gone" is waited for, not assumed. */
+static inline int rgt_own_dirs(void)
+{
+	int n = 0;
+	for (int i = 0; i < rgt_sg.nmade; i++) {
+		char dir[PATH_MAX];
+		rgt_cg_dir(rgt_sg.made[i], dir, sizeof(dir));
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			pid_t p;
+			uint64_t st, id;
+			n += rgroup__parse_dirname(e->d_name, &p, &st, &id) == 0 && p == getpid();
+		}
+		if (d)
+			closedir(d);
+	}
+	return n;
+}
+
+/* Wait until the library has no rgroup left and its directories are gone
+ * from the test's system groups; 0 on success. */
 static inline int rgt_wait_no_groups(double timeout)
 {
 	double end = rgt_now() + timeout;
-	while (rgroup_list(NULL, 0) > 0) {
+	while (rgroup_list(NULL, 0) > 0 || rgt_own_dirs() > 0) {
 		if (rgt_now() > end)
 			return -1;
 		rgt_sleep(0.01);

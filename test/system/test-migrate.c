@@ -82,7 +82,7 @@ static void rule8_migration(void)
 	CHECK(strncmp(got, sgb, strlen(sgb)) == 0, "new rgroup made in B (%s)", got);
 	rgt_worker_stop(&late);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(1.0) == 0, "groups removed");
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
 }
 
