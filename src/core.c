@@ -68,6 +68,15 @@ static pid_t sys_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* The caller's tid, asked of the kernel once per thread (fork_child()
+ * resets it for the child's thread). */
+static pid_t self_tid(void)
+{
+	if (!self.tid)
+		self.tid = sys_gettid();
+	return self.tid;
+}
+
 /* ---- Set-up --------------------------------------------------------- */
 
 static const struct rgroup__backend *const backends[] = {
@@ -236,7 +245,7 @@ static int match_tid(struct rgroup__node *n, void *arg)
 
 static void track(struct rgroup__node *n)
 {
-	self.tid = sys_gettid();
+	self.tid = self_tid();
 	self.node = n;
 	self.known = 1;
 	self.prev = NULL;
@@ -281,7 +290,7 @@ static struct rgroup__node *node_of(pid_t tid, int *err)
 	if (self.known && tid == self.tid)
 		return self.node;
 	if (!st.ngroups || !st.be) {
-		if (tid == sys_gettid()) {
+		if (tid == self_tid()) {
 			self.tid = tid;
 			self.known = 1;
 		}
@@ -290,7 +299,7 @@ static struct rgroup__node *node_of(pid_t tid, int *err)
 	if (walk_pre(st.top, match_tid, &q))
 		return q.found;
 	r = st.be->group_of(st.be->priv, tid, name, sizeof(name));
-	if (r == 0 && tid == sys_gettid()) {
+	if (r == 0 && tid == self_tid()) {
 		self.tid = tid;
 		self.known = 1;
 	}
@@ -301,7 +310,7 @@ static struct rgroup__node *node_of(pid_t tid, int *err)
 	qn.name = name;
 	qn.found = NULL;
 	walk_pre(st.top, match_name, &qn);
-	if (qn.found && tid == sys_gettid())
+	if (qn.found && tid == self_tid())
 		track(qn.found);
 	return qn.found;
 }
@@ -823,7 +832,7 @@ static void *trampoline(void *p)
 	int place = s->place, r = 0;
 
 	if (place)
-		r = st.be->place(st.be->priv, n, sys_gettid());
+		r = st.be->place(st.be->priv, n, self_tid());
 	pthread_mutex_lock(&lock);
 	if (r == 0) {
 		track(n);
@@ -857,7 +866,7 @@ static int my_nice(void)
 	int saved = errno, nice;
 
 	errno = 0;
-	nice = getpriority(PRIO_PROCESS, sys_gettid());
+	nice = getpriority(PRIO_PROCESS, self_tid());
 	if (nice == -1 && errno)
 		nice = 0;
 	errno = saved;
@@ -937,7 +946,7 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 		return EINVAL;
 	init();
 	pthread_mutex_lock(&lock);
-	n = node_of(sys_gettid(), &err);
+	n = node_of(self_tid(), &err);
 	if (!(flags & RGROUP_NEW) && !n) {
 		/* A plain thread in the sgroup: nothing to track. */
 		pthread_mutex_unlock(&lock);
@@ -1018,31 +1027,26 @@ static int can_nice(int nice)
 	return 0;
 }
 
-/* tid 0 is the caller; anything else must be a thread of this process. */
-static int resolve_tid(id_t who, pid_t *tid)
-{
-	if (who == 0) {
-		*tid = sys_gettid();
-		return 0;
-	}
-	if (who > INT_MAX || syscall(SYS_tgkill, getpid(), (pid_t)who, 0) < 0)
-		return -ESRCH;
-	*tid = (pid_t)who;
-	return 0;
-}
-
-/* Lock held on success: the group `who` is in. */
+/* Lock held on success: the group of thread `who` (0: the caller). A
+ * thread the library tracks is one of ours; any other tid is asked of the
+ * kernel first (tgkill with no signal), so that another process's thread
+ * gets ESRCH, never EINVAL. */
 static int lookup_locked(id_t who, struct rgroup__node **out)
 {
-	pid_t tid;
-	int r, err;
+	struct { pid_t tid; struct rgroup__node *found; } q = { (pid_t)who, NULL };
+	pid_t tid = who ? (pid_t)who : self_tid();
+	int err;
 
-	r = resolve_tid(who, &tid);
-	if (r < 0)
-		return r;
+	if (who > INT_MAX)
+		return -ESRCH;
 	init();
 	pthread_mutex_lock(&lock);
-	*out = node_of(tid, &err);
+	if (who && tid != self_tid() && !walk_pre(st.top, match_tid, &q) &&
+	    syscall(SYS_tgkill, st.pid, tid, 0) < 0) {
+		pthread_mutex_unlock(&lock);
+		return -ESRCH;
+	}
+	*out = q.found ? q.found : node_of(tid, &err);
 	if (!*out) {
 		pthread_mutex_unlock(&lock);
 		return err == -ESRCH ? -ESRCH : -EINVAL;
