@@ -43,7 +43,7 @@ extern "C" {
  * no backend can enforce rgroups; without the flag creation always works,
  * like pthread_create), pthread_create's own errors, and the cgroupfs
  * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
- * limits), ENODEV, EBUSY, ENOMEM.
+ * limits), ENODEV, EBUSY, ENOMEM, EMFILE.
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);
@@ -92,6 +92,7 @@ struct rgroup_info {
 	unsigned int nchildren; /* child rgroups */
 	uint64_t usage_ns;      /* CPU time used by its threads (and children) */
 	char name[64];          /* its directory name in the backend, if any */
+	uint64_t throttled_ns;  /* governor: time its threads were paused */
 };
 
 /* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup; also for

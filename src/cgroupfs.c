@@ -386,10 +386,12 @@ int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
 	if (fd < 0)
 		return fd;
 	r = rgroup__cg_write_fd(fd, val);
-	if (cg->ncached < RGROUP__FD_CACHE) {
+	/* The count is shared: a new thread places itself without the core
+	 * lock (its own node's slot is its alone until it is placed). */
+	if (__atomic_add_fetch(&cg->ncached, 1, __ATOMIC_RELAXED) <= RGROUP__FD_CACHE) {
 		*cache = fd;
-		cg->ncached++;
 	} else {
+		__atomic_sub_fetch(&cg->ncached, 1, __ATOMIC_RELAXED);
 		close(fd);
 	}
 	return r;
@@ -399,11 +401,11 @@ static void close_node(struct rgroup__cg *cg, struct rgroup__node *n)
 {
 	if (n->placefd >= 0) {
 		close(n->placefd);
-		cg->ncached--;
+		__atomic_sub_fetch(&cg->ncached, 1, __ATOMIC_RELAXED);
 	}
 	if (n->weightfd >= 0) {
 		close(n->weightfd);
-		cg->ncached--;
+		__atomic_sub_fetch(&cg->ncached, 1, __ATOMIC_RELAXED);
 	}
 	n->placefd = n->weightfd = -1;
 	n->bound = 0;

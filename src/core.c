@@ -57,7 +57,10 @@ static struct {
 	pthread_key_t key;
 	pthread_cond_t cond;              /* wakes the keeper */
 	int keeper_running;
+	pid_t keeper_tid;
 	int reap_wanted;
+	struct rgroup__node *stale_top;   /* a fork child's copy of the parent's */
+	struct rgroup__node *stale_spares; /* tree, freed at its first call */
 } st = { .cond = PTHREAD_COND_INITIALIZER };
 
 static __thread struct rgroup__thread self;
@@ -77,18 +80,76 @@ static pid_t self_tid(void)
 	return self.tid;
 }
 
+/*
+ * The core lock. rgroup__in_lib counts how deep the calling thread is in it,
+ * so that the governor's signal handler never pauses a thread that holds
+ * (or waits for) the library's lock: it leaves a token instead, and the
+ * thread pauses here, on its way out.
+ */
+__thread int rgroup__in_lib;
+__thread int rgroup__pause_token;
+
+static void free_tree(struct rgroup__node *list);
+
+static void core_lock(void)
+{
+	rgroup__in_lib++;
+	pthread_mutex_lock(&lock);
+	if (st.stale_top || st.stale_spares) {
+		free_tree(st.stale_top);
+		free_tree(st.stale_spares);
+		st.stale_top = st.stale_spares = NULL;
+	}
+}
+
+static void core_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+	if (--rgroup__in_lib == 0 && rgroup__pause_token) {
+		int token = rgroup__pause_token;
+		rgroup__pause_token = 0;
+		if (st.be && st.be->deferred)
+			st.be->deferred(st.be->priv, token);
+	}
+}
+
+void rgroup__lock(void)
+{
+	core_lock();
+}
+
+void rgroup__unlock(void)
+{
+	core_unlock();
+}
+
+struct rgroup__node *rgroup__tree(void)
+{
+	return st.top;
+}
+
+pid_t rgroup__keeper_tid(void)
+{
+	return st.keeper_tid;
+}
+
 /* ---- Set-up --------------------------------------------------------- */
 
+/* Chosen automatically, best first: the kernel enforces. */
 static const struct rgroup__backend *const backends[] = {
 	&rgroup__backend_cgroup2,
 	&rgroup__backend_cgroup1,
 };
 
+/* The governor works everywhere, only inside the process, and is still
+ * experimental: it is used only when RGROUP_BACKEND names it. */
 static const struct rgroup__backend *backend_by_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
 		if (strcmp(backends[i]->name, name) == 0)
 			return backends[i];
+	if (strcmp(name, rgroup__backend_governor.name) == 0)
+		return &rgroup__backend_governor;
 	return NULL;
 }
 
@@ -103,7 +164,7 @@ static const struct rgroup__backend *choose_backend(char *why, size_t len)
 	if (forced && *forced) {
 		be = backend_by_name(forced);
 		if (!be) {
-			rgroup__why(why, len, -ENOENT, "RGROUP_BACKEND=%s names no backend (known: cgroup2, cgroup1)", forced);
+			rgroup__why(why, len, -ENOENT, "RGROUP_BACKEND=%s names no backend (known: cgroup2, cgroup1, governor)", forced);
 			return NULL;
 		}
 		return be->probe(be->priv, why, len) == 0 ? be : NULL;
@@ -130,9 +191,9 @@ static void init_once(void)
 	if (pthread_key_create(&st.key, thread_exit) != 0)
 		return; /* st.be stays NULL: ENOTSUP, never a crash */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	pthread_mutex_lock(&lock);
+	core_lock();
 	st.be = choose_backend(why, sizeof(why));
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 }
 
 static void init(void)
@@ -574,7 +635,8 @@ static void *keeper_main(void *unused)
 {
 	struct timespec ts;
 
-	pthread_mutex_lock(&lock);
+	core_lock();
+	st.keeper_tid = self_tid();
 	/* The keeper is created by whichever thread made an rgroup; it
 	 * belongs in the sgroup, never in an rgroup. */
 	if (st.attached)
@@ -607,7 +669,8 @@ static void *keeper_main(void *unused)
 		}
 	}
 	st.keeper_running = 0;
-	pthread_mutex_unlock(&lock);
+	st.keeper_tid = 0;
+	core_unlock();
 	return NULL;
 }
 
@@ -640,7 +703,7 @@ static void thread_exit(void *p)
 	struct rgroup__thread *t = p;
 	struct timespec ts;
 
-	pthread_mutex_lock(&lock);
+	core_lock();
 	if (t->node) {
 		struct rgroup__node *n = t->node;
 		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
@@ -658,64 +721,80 @@ static void thread_exit(void *p)
 			pthread_cond_signal(&st.cond);
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 }
 
 /* ---- fork, exec and exit (rules 3 and 7) ----------------------------- */
 
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&lock);
+	core_lock();
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 }
 
+/* In a fork child: close a node's descriptors (async-signal-safe); the
+ * directories are the parent's, never removed here. */
 static void forget(struct rgroup__node *n, void *arg)
 {
-	/* The directories are the parent's: close, never remove. */
 	if (n->placefd >= 0)
 		close(n->placefd);
 	if (n->weightfd >= 0)
 		close(n->weightfd);
-	node_free(n);
-}
-
-static void forget_with_spares(struct rgroup__node *n, void *arg)
-{
-	for (struct rgroup__node *sp = n->spares, *next; sp; sp = next) {
-		next = sp->next;
+	for (struct rgroup__node *sp = n->spares; sp; sp = sp->next)
 		forget(sp, NULL);
-	}
-	forget(n, NULL);
 }
 
-/* Rule 7: the child begins in the sgroup with an empty tree. */
+static int forget_pre(struct rgroup__node *n, void *arg)
+{
+	forget(n, arg);
+	return 0;
+}
+
+static void free_tree(struct rgroup__node *list)
+{
+	for (struct rgroup__node *n = list, *next; n; n = next) {
+		next = n->next;
+		free_tree(n->children);
+		free_tree(n->spares);
+		node_free(n);
+	}
+}
+
+/*
+ * Rule 7: the child begins in the sgroup with an empty tree. This runs in
+ * the child of a multi-threaded process, so it only closes descriptors and
+ * resets state; the parent's tree is freed on the child's first call into
+ * the library (free() here is not async-signal-safe). The lock, taken in
+ * fork_prepare() by this very thread, is released, not re-initialised.
+ */
 static void fork_child(void)
 {
 	if (st.be && st.attached)
 		st.be->fork_child(st.be->priv);
-	for (struct rgroup__node *n = st.top_spares, *next; n; n = next) {
-		next = n->next;
+	walk_pre(st.top, forget_pre, NULL);
+	for (struct rgroup__node *n = st.top_spares; n; n = n->next)
 		forget(n, NULL);
-	}
-	walk_post(st.top, forget_with_spares, NULL);
+	st.stale_top = st.top;
+	st.stale_spares = st.top_spares;
 	st.top = NULL;
 	st.top_spares = NULL;
 	st.nspares = 0;
 	st.ngroups = 0;
 	st.attached = 0;
 	st.keeper_running = 0;
+	st.keeper_tid = 0;
 	st.reap_wanted = 0;
 	st.pid = getpid();
 	st.starttime = 0;
 	self.node = NULL;
 	self.known = 1;
 	self.tid = sys_gettid();
-	pthread_mutex_init(&lock, NULL);
 	pthread_cond_init(&st.cond, NULL);
+	core_unlock();
 }
 
 /*
@@ -735,7 +814,7 @@ void rgroup__exec_prepare(void)
 			st.be->place_self(st.be->priv, NULL);
 		return;
 	}
-	pthread_mutex_lock(&lock);
+	core_lock();
 	if ((st.ngroups || any_spares()) && st.attached) {
 		unbind_all(1);
 		st.dismantled = 1;
@@ -751,7 +830,7 @@ void rgroup__exec_failed(void)
 		st.dismantled = 0;
 		pthread_cond_signal(&st.cond);
 	}
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 }
 
 /* At exit: leave nothing behind (rule 3). Threads still running are moved
@@ -760,7 +839,7 @@ __attribute__((destructor)) static void rgroup_fini(void)
 {
 	if (!st.be)
 		return;
-	pthread_mutex_lock(&lock);
+	core_lock();
 	st.shutdown = 1;
 	if (st.attached) {
 		unbind_all(1);
@@ -768,7 +847,7 @@ __attribute__((destructor)) static void rgroup_fini(void)
 		st.attached = 0;
 	}
 	pthread_cond_signal(&st.cond);
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 }
 
 /* ---- Thread creation (rule 1) ---------------------------------------- */
@@ -833,12 +912,12 @@ static void *trampoline(void *p)
 
 	if (place)
 		r = st.be->place(st.be->priv, n, self_tid());
-	pthread_mutex_lock(&lock);
+	core_lock();
 	if (r == 0) {
 		track(n);
 		n->pending--;
 	}
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	if (!place) {
 		free(s);
 	} else {
@@ -945,28 +1024,28 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 	if ((flags & ~RGROUP_NEW) || !thread || !fn)
 		return EINVAL;
 	init();
-	pthread_mutex_lock(&lock);
+	core_lock();
 	n = node_of(self_tid(), &err);
 	if (!(flags & RGROUP_NEW) && !n) {
 		/* A plain thread in the sgroup: nothing to track. */
-		pthread_mutex_unlock(&lock);
+		core_unlock();
 		return pthread_create(thread, attr, fn, arg);
 	}
 	if (flags & RGROUP_NEW) {
 		if (!st.be || st.shutdown) {
-			pthread_mutex_unlock(&lock);
+			core_unlock();
 			return ENOTSUP;
 		}
 		r = make_group(n, &n);
 		if (r < 0) {
-			pthread_mutex_unlock(&lock);
+			core_unlock();
 			return -r;
 		}
 		local.place = 1;
 	} else {
 		s = malloc(sizeof(*s));
 		if (!s) {
-			pthread_mutex_unlock(&lock);
+			core_unlock();
 			return EAGAIN;
 		}
 		*s = local;
@@ -976,13 +1055,13 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 	r = start_keeper();
 	if (r)
 		goto undo;
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 
 	if (!s->place) {
 		r = pthread_create(thread, attr, trampoline, s);
 		if (r == 0)
 			return 0;
-		pthread_mutex_lock(&lock);
+		core_lock();
 		goto undo;
 	}
 	r = pthread_create(thread, attr, trampoline, s);
@@ -999,12 +1078,12 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 	}
 	if (r == 0)
 		return 0;
-	pthread_mutex_lock(&lock);
+	core_lock();
 undo:
 	abandon(n, s->place);
 	if (s != &local)
 		free(s);
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	return r;
 }
 
@@ -1040,15 +1119,15 @@ static int lookup_locked(id_t who, struct rgroup__node **out)
 	if (who > INT_MAX)
 		return -ESRCH;
 	init();
-	pthread_mutex_lock(&lock);
+	core_lock();
 	if (who && tid != self_tid() && !walk_pre(st.top, match_tid, &q) &&
 	    syscall(SYS_tgkill, st.pid, tid, 0) < 0) {
-		pthread_mutex_unlock(&lock);
+		core_unlock();
 		return -ESRCH;
 	}
 	*out = q.found ? q.found : node_of(tid, &err);
 	if (!*out) {
-		pthread_mutex_unlock(&lock);
+		core_unlock();
 		return err == -ESRCH ? -ESRCH : -EINVAL;
 	}
 	return 0;
@@ -1075,7 +1154,7 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 		r = st.be->set_nice(st.be->priv, n, nice);
 	if (r == 0)
 		n->nice = nice;
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	if (r < 0) {
 		errno = -r;
 		return -1;
@@ -1096,7 +1175,7 @@ RGROUP__EXPORT int rgroup_getpriority(int which, id_t who)
 		return -1;
 	}
 	r = n->nice;
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	return r;
 }
 
@@ -1123,7 +1202,7 @@ RGROUP__EXPORT int rgroup_of(pid_t tid, rgroup_id_t *id)
 	if (r < 0)
 		return r;
 	*id = n->id;
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	return 0;
 }
 
@@ -1137,10 +1216,10 @@ RGROUP__EXPORT int rgroup_info(rgroup_id_t id, struct rgroup_info *info)
 		return -EINVAL;
 	sz = info->sz < sizeof(out) ? info->sz : sizeof(out);
 	init();
-	pthread_mutex_lock(&lock);
+	core_lock();
 	n = node_by_id(id);
 	if (!n) {
-		pthread_mutex_unlock(&lock);
+		core_unlock();
 		return -ENOENT;
 	}
 	out.id = n->id;
@@ -1151,8 +1230,9 @@ RGROUP__EXPORT int rgroup_info(rgroup_id_t id, struct rgroup_info *info)
 	out.nthreads = n->nthreads;
 	out.nchildren = n->nchildren;
 	out.usage_ns = node_usage(n);
+	out.throttled_ns = n->throttled_ns;
 	snprintf(out.name, sizeof(out.name), "%s", n->name);
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	out.sz = sz;
 	memcpy(info, &out, sz);
 	return 0;
@@ -1173,9 +1253,9 @@ RGROUP__EXPORT int rgroup_list(rgroup_id_t *ids, size_t max)
 	struct { rgroup_id_t *ids; size_t max, count; } c = { ids, ids ? max : 0, 0 };
 
 	init();
-	pthread_mutex_lock(&lock);
+	core_lock();
 	walk_pre(st.top, collect, &c);
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	return c.count > INT_MAX ? INT_MAX : (int)c.count;
 }
 
@@ -1191,16 +1271,16 @@ RGROUP__EXPORT int rgroup_probe(const char *name, char *why, size_t len)
 	}
 	why[0] = '\0';
 	init();
-	pthread_mutex_lock(&lock);
+	core_lock();
 	if (!name) {
 		be = choose_backend(why, len);
 		r = be ? 0 : -ENOTSUP;
 	} else if ((be = backend_by_name(name))) {
 		r = be->probe(be->priv, why, len);
 	} else {
-		r = rgroup__why(why, len, -ENOENT, "no backend named '%s' in this build (known: cgroup2, cgroup1)", name);
+		r = rgroup__why(why, len, -ENOENT, "no backend named '%s' in this build (known: cgroup2, cgroup1, governor)", name);
 	}
-	pthread_mutex_unlock(&lock);
+	core_unlock();
 	return r;
 }
 
