@@ -50,6 +50,7 @@ struct rgroup__node {
 	int nice;
 	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
 	uint64_t usage_base_ns;         /* backend usage when it was recycled */
+	uint64_t throttled_ns;          /* governor: time its threads were paused */
 	char name[64];                  /* directory name */
 	char *path;                     /* directory relative to the sgroup */
 	int bound;                      /* its kernel group exists */
@@ -101,6 +102,10 @@ struct rgroup__backend {
 	 * sgroup: 1 and the name, 0 (sgroup or elsewhere) or -errno. Finds
 	 * threads the library has not seen (plain pthread_create). */
 	int (*group_of)(void *priv, pid_t tid, char *name, size_t len);
+	/* The calling thread leaves the library's lock and owes a pause the
+	 * governor asked for while it held it (token from the backend). NULL
+	 * for backends that never pause threads. */
+	void (*deferred)(void *priv, int token);
 	/* In a fork child (async-signal-safe): put the calling process into
 	 * the sgroup and close the backend's descriptors. */
 	void (*fork_child)(void *priv);
@@ -111,6 +116,18 @@ struct rgroup__backend {
 
 extern const struct rgroup__backend rgroup__backend_cgroup2;
 extern const struct rgroup__backend rgroup__backend_cgroup1;
+extern const struct rgroup__backend rgroup__backend_governor;
+
+/* How deep the calling thread is in the core lock, and a pause it owes
+ * (see core_lock() in core.c). */
+extern __thread int rgroup__in_lib;
+extern __thread int rgroup__pause_token;
+
+/* For the governor: the tree, under the core lock. */
+void rgroup__lock(void);
+void rgroup__unlock(void);
+struct rgroup__node *rgroup__tree(void);      /* first top-level rgroup */
+pid_t rgroup__keeper_tid(void);               /* 0 if none */
 
 /* ---- core.c services for other library files ------------------------ */
 

@@ -34,6 +34,7 @@
 
 static struct {
 	int v2;
+	int gov;                /* the governor: no kernel groups to look at */
 	char home[PATH_MAX];    /* the process's group when the test started */
 	char base[PATH_MAX];    /* where the test's groups are made */
 	char mount[PATH_MAX];   /* the hierarchy's mount point */
@@ -120,6 +121,15 @@ static inline void rgt_sg_init(void)
 
 	if (!be || !*be)
 		rgt_skip_all("RGROUP_BACKEND is not set: the test harness sets it to the backend under test");
+	if (strcmp(be, "governor") == 0) {
+		/* In-process only: no system group to make, no privilege. */
+		if (rgroup_probe(be, why, sizeof(why)) < 0)
+			rgt_skip_all("backend %s cannot run here: %s", be, why);
+		rgt_sg.gov = 1;
+		rgt_sg.owner = getpid();
+		atexit(rgt_sg_cleanup);
+		return;
+	}
 	if (geteuid() != 0)
 		rgt_skip_all("needs root to make system groups of its own (run the suite as root)");
 	if (rgroup_probe(be, why, sizeof(why)) < 0)
@@ -160,6 +170,10 @@ static inline void rgt_sg_make(const char *tag, char *out, size_t len)
 {
 	char dir[PATH_MAX];
 
+	if (rgt_sg.gov) {
+		snprintf(out, len, "(governor: no system group)");
+		return;
+	}
 	if (rgt_sg.nmade == RGT_MAX_SG)
 		rgt_skip_all("test bug: too many system groups");
 	snprintf(out, len, "%s/rgtest-%s-%d",
@@ -184,6 +198,8 @@ static inline int rgt_sg_move(const char *cgpath)
 static inline void rgt_sg_enter(char *out, size_t len)
 {
 	rgt_sg_make("main", out, len);
+	if (rgt_sg.gov)
+		return;
 	if (rgt_sg_move(out) < 0)
 		rgt_skip_all("cannot move into the test system group %s", out);
 }
@@ -227,7 +243,14 @@ static inline void rgt_sg_cleanup(void)
 {
 	char dir[PATH_MAX];
 
-	if (!rgt_sg.nmade || getpid() != rgt_sg.owner)
+	if (getpid() != rgt_sg.owner)
+		return;
+	if (rgt_sg.gov) {
+		if (rgt_wait_no_groups(3.0) < 0)
+			fprintf(stderr, "  cleanup: the library still has %d rgroups\n", rgroup_list(NULL, 0));
+		return;
+	}
+	if (!rgt_sg.nmade)
 		return;
 	if (rgt_wait_no_groups(3.0) < 0)
 		fprintf(stderr, "  cleanup: the library still has %d rgroups\n", rgroup_list(NULL, 0));
@@ -323,6 +346,12 @@ static inline long long rgt_cg_value(const char *cgpath, const char *file)
 	if (rgt_read(dir, buf, sizeof(buf)) < 0)
 		return LLONG_MIN;
 	return strtoll(buf, NULL, 10);
+}
+
+/* Is there a kernel side to check (not the governor)? */
+static inline int rgt_kernel(void)
+{
+	return !rgt_sg.gov;
 }
 
 /* The kernel's view of the weight of the rgroup at cgpath, as a nice
