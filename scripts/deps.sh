@@ -2,11 +2,11 @@
 # Debian packages the project needs, installed when missing (as root).
 # Sourced by scripts/test.sh and scripts/demo.sh.
 
-# build: compiler, meson, ninja, pkg-config; unit tests: cmocka;
-# VM suite: qemu, a static busybox, cpio, static libc (libc6-dev);
-# plots: gnuplot.
-RGROUP_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config"
-RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file"
+# build: compiler, meson, ninja, pkg-config, ncurses (rgroup top);
+# demo plots: gnuplot; unit tests: cmocka; VM suite: qemu, a static
+# busybox, cpio, static libc (libc6-dev); `rgroup top` test: tmux.
+RGROUP_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config libncurses-dev gnuplot-nox"
+RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux"
 
 install_deps() {
 	local missing=() p

@@ -28,6 +28,7 @@
 #include <rgroup.h>
 
 #include "model.h"
+#include "plot.h"
 #include "tool.h"
 
 #define TOLERANCE 0.10          /* relative error allowed per group */
@@ -35,7 +36,7 @@
 #define MAX_WORKERS 64
 
 static const char demo_usage[] =
-	"Usage: rgroup demo [--seconds N] [--no-sgroup]\n"
+	"Usage: rgroup demo [--seconds N] [--no-sgroup] [--plot FILE.png]\n"
 	"\n"
 	"Run the article's scenarios with busy threads and print, per group, the\n"
 	"measured share of the demo's CPU time next to the ideal share:\n"
@@ -47,6 +48,9 @@ static const char demo_usage[] =
 	"      --no-sgroup   do not make a system group of its own (as root, the\n"
 	"                    demo otherwise runs in a new child of its cgroup on\n"
 	"                    the cpu hierarchy, rgroup-demo-PID, removed at the end)\n"
+	"  -p, --plot FILE.png  also sample each group's share every 0.25 s and\n"
+	"                    draw it over time with the ideal (gnuplot): scenario\n"
+	"                    (a) into FILE.png, (b) into FILE-nested.png\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Exit status 0 if every group is within 10% of its ideal share, else 1.\n";
@@ -87,6 +91,14 @@ static atomic_bool stop;        /* all threads: return now */
 static int first_err;           /* first failure inside the tree (errno) */
 static char first_what[160];
 static volatile sig_atomic_t interrupted;
+
+/* --plot: each row's share of the demo's CPU per sample interval. */
+#define SAMPLE_MS 250
+#define MAX_SAMPLES 4096
+static const char *plot_png;
+static double sample_t[MAX_SAMPLES];
+static double sample_share[MAX_ROWS * MAX_SAMPLES];
+static size_t nsamples;
 
 static void on_signal(int sig)
 {
@@ -335,6 +347,59 @@ static double print_table(struct scenario *sc)
 	return worst;
 }
 
+/* Every SAMPLE_MS, each row's share (its subtree's CPU time in the
+ * interval over all top-level rows') for --plot. */
+static int sample(struct scenario *sc, int seconds)
+{
+	uint64_t prev[MAX_ROWS] = { 0 }, now[MAX_ROWS], total;
+	size_t n = (size_t)seconds * 1000 / SAMPLE_MS;
+
+	nsamples = 0;
+	for (size_t i = 0; i < n && i < MAX_SAMPLES; i++) {
+		if (nap(SAMPLE_MS) < 0)
+			return -1;
+		snapshot(1);
+		total = 0;
+		for (int r = 0; r < sc->nrows; r++) {
+			now[r] = subtree_ns(sc, r);
+			if (sc->rows[r].parent < 0)
+				total += now[r] - prev[r];
+		}
+		for (int r = 0; r < sc->nrows; r++) {
+			sample_share[r * MAX_SAMPLES + i] =
+				total ? (double)(now[r] - prev[r]) / total : 0;
+			prev[r] = now[r];
+		}
+		sample_t[i] = (i + 1) * SAMPLE_MS / 1000.0;
+		nsamples = i + 1;
+	}
+	return 0;
+}
+
+/* Draw the samples of sc with its ideal shares into png. */
+static void draw(const struct scenario *sc, const char *png)
+{
+	static double share[MAX_ROWS * MAX_SAMPLES];
+	const char *names[MAX_ROWS];
+	double ideal[MAX_ROWS];
+	int r;
+
+	for (r = 0; r < sc->nrows; r++) {
+		names[r] = sc->rows[r].label;
+		ideal[r] = sc->rows[r].ideal;
+		memcpy(share + r * nsamples, sample_share + r * MAX_SAMPLES,
+		       nsamples * sizeof(double));
+	}
+	r = plot_shares(png, sc->title, &(struct plot_data){
+		.npoints = nsamples, .ngroups = sc->nrows, .t = sample_t,
+		.names = names, .share = share, .ideal = ideal });
+	if (r < 0)
+		fprintf(stderr, "rgroup demo: cannot draw %s: %s%s\n", png, strerror(-r),
+			r == -ENOENT ? " (install gnuplot-nox)" : "");
+	else
+		printf("  plot: %s\n", png);
+}
+
 /*
  * Run one scenario: start its processes and threads, warm up, measure,
  * stop and reap everything. 0, ENOTSUP (no backend), or -1 (other failure
@@ -397,8 +462,12 @@ static int run(struct scenario *sc, int seconds, double capacity, double *worst)
 	if (nap(500) < 0)               /* warm up: let the scheduler settle */
 		goto out;
 	snapshot(0);
-	if (nap(1000L * seconds) < 0)
+	if (plot_png) {
+		if (sample(sc, seconds) < 0)
+			goto out;
+	} else if (nap(1000L * seconds) < 0) {
 		goto out;
+	}
 	snapshot(1);
 	ret = 0;
 
@@ -436,6 +505,17 @@ out:
 		return -1;
 	}
 	*worst = print_table(sc);
+	if (plot_png && nsamples) {
+		char png[PATH_MAX];
+		const char *dot = strrchr(plot_png, '.');
+		size_t stem = dot && strcmp(dot, ".png") == 0 ? (size_t)(dot - plot_png) : strlen(plot_png);
+
+		if (sc->rows[0].is_proc)
+			snprintf(png, sizeof(png), "%s", plot_png);
+		else
+			snprintf(png, sizeof(png), "%.*s-nested.png", (int)stem, plot_png);
+		draw(sc, png);
+	}
 	/* Outside load shows here: on several CPUs it also skews the split. */
 	printf("  (the demo's groups used %.2f of %g CPUs)\n",
 	       (double)(total_ns(sc)) / 1e9 / seconds, capacity);
@@ -475,6 +555,7 @@ int cmd_demo(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "seconds", required_argument, NULL, 's' },
 		{ "no-sgroup", no_argument, NULL, 'S' },
+		{ "plot", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -510,7 +591,7 @@ int cmd_demo(int argc, char **argv)
 	const char *backend;
 	cpu_set_t cpus;
 
-	while ((c = getopt_long(argc, argv, "+:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:s:p:h", opts, NULL)) != -1) {
 		char *end;
 		long v;
 
@@ -525,6 +606,9 @@ int cmd_demo(int argc, char **argv)
 			break;
 		case 'S':
 			use_sgroup = 0;
+			break;
+		case 'p':
+			plot_png = optarg;
 			break;
 		case 'h':
 			fputs(demo_usage, stdout);

@@ -31,6 +31,14 @@ static const char usage_text[] =
 	"                              run the article's scenarios with busy threads\n"
 	"                              and compare measured CPU shares with the\n"
 	"                              ideal ones (N seconds each, default 4)\n"
+	"  tree PID [--json]           the rgroup tree of process PID: nice, weight,\n"
+	"                              threads, CPU time and the model's share\n"
+	"  top PID [-d SECONDS] [-s weight|share|used|name]\n"
+	"                              live view of that tree: ideal and used shares\n"
+	"                              (keys: q quit, s sort, +/- interval)\n"
+	"  gc [--dry-run] [DIR...]     remove the rgroup directories that killed\n"
+	"                              processes left (in DIRs, else in the cpu\n"
+	"                              hierarchies); --dry-run only lists them\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help                  show this help and exit\n"
@@ -75,6 +83,9 @@ static const struct {
 } commands[] = {
 	{ "doctor", cmd_doctor },
 	{ "demo", cmd_demo },
+	{ "tree", cmd_tree },
+	{ "top", cmd_top },
+	{ "gc", cmd_gc },
 };
 
 int main(int argc, char **argv)

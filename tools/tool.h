@@ -21,6 +21,9 @@ extern const char *tool_name;   /* argv[0]'s base name, for messages */
 /* Subcommands: argv[0] is the subcommand's name; getopt state is fresh. */
 int cmd_doctor(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_tree(int argc, char **argv);   /* tree.c */
+int cmd_top(int argc, char **argv);    /* top.c */
+int cmd_gc(int argc, char **argv);     /* gc.c */
 
 /* One-line "bad usage" message plus the hint; returns EXIT_USAGE. */
 int tool_usage_error(const char *sub, const char *fmt, ...)

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gc.c - `rgroup gc [--dry-run] [DIR...]`: remove the rgroup directories
+ * that killed rgroup processes left behind.
+ *
+ * The library removes its own groups when threads exit, and a process's
+ * first use of the library collects what dead processes left in its own
+ * sgroup (rgroup_gc()). What stays is leftovers in sgroups where no rgroup
+ * process starts again; this command finds them. With DIRs it calls
+ * rgroup_gc() on each; without, it walks every hierarchy that can carry
+ * rgroups (the cgroup v1 mount with the "cpu" super option and the cgroup2
+ * mount, from /proc/self/mountinfo) and calls rgroup_gc() on each
+ * directory that holds a leftover.
+ *
+ * Safety is the library's: rgroup_gc() removes only names that
+ * "rgroup-<pid>-<starttime>-<id>" could have produced whose owner (pid
+ * plus start time, so pid reuse is harmless) no longer exists. The walk
+ * here only decides where to call it and what to print: it uses the same
+ * strict name form, never descends into an rgroup directory (a live
+ * process's tree is its own; a dead one goes as a whole) and never removes
+ * anything itself.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rgroup.h>
+
+#include "tool.h"
+
+static const char gc_usage[] =
+	"Usage: rgroup gc [--dry-run] [DIR...]\n"
+	"\n"
+	"Remove the rgroup directories (rgroup-<pid>-<starttime>-<id>) that\n"
+	"processes killed before they could clean up left behind. With DIRs,\n"
+	"look in those cgroup directories; without, walk the cgroup v1 'cpu'\n"
+	"hierarchy and the cgroup2 hierarchy. A live process's groups and\n"
+	"directories that rgroup did not make are never touched.\n"
+	"\n"
+	"  -n, --dry-run   only list what would be removed\n"
+	"  -h, --help      show this help and exit\n"
+	"\n"
+	"Exit status: 0 success, 1 failure, 2 bad usage.\n";
+
+#define GC_MAX_DEPTH 64
+
+struct gc_state {
+	int dry_run;
+	int failed;
+	unsigned long found;
+	unsigned long removed;
+	unsigned long kept;
+};
+
+/* A decimal as the library writes it: digits, no sign, no leading 0. */
+static int parse_canonical(const char *s, const char **end, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	*end = p;
+	*v = x;
+	return 0;
+}
+
+/* The library's name form, as strictly as rgroup__parse_dirname(). */
+static int parse_name(const char *name, pid_t *pid, uint64_t *start)
+{
+	uint64_t v[3];
+	const char *p;
+
+	if (strncmp(name, "rgroup-", 7) != 0)
+		return -1;
+	p = name + 7;
+	for (int i = 0; i < 3; i++) {
+		if (parse_canonical(p, &p, &v[i]) < 0)
+			return -1;
+		if (*p != (i < 2 ? '-' : '\0'))
+			return -1;
+		p++;
+	}
+	if (v[0] == 0 || v[0] > INT_MAX)
+		return -1;
+	*pid = (pid_t)v[0];
+	*start = v[1];
+	return 0;
+}
+
+/* Field 22 of /proc/<pid>/stat, after the last ')' of the command. */
+static int owner_alive(pid_t pid, uint64_t start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long now;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;  /* the process went away between open and read */
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return 1;  /* cannot tell: the library keeps it too */
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return 1;
+	}
+	if (sscanf(p, " %llu", &now) != 1)
+		return 1;
+	return now == start;
+}
+
+static int is_dir_at(int dirfd, struct dirent *e)
+{
+	struct stat sb;
+
+	if (e->d_type == DT_DIR)
+		return 1;
+	if (e->d_type != DT_UNKNOWN)
+		return 0;
+	return fstatat(dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Print "would remove" for path and every rgroup directory below it,
+ * children first (the order of removal); returns how many it listed. */
+static unsigned long list_tree(const char *path, int depth, int print)
+{
+	unsigned long n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (depth <= GC_MAX_DEPTH && (d = opendir(path))) {
+		while ((e = readdir(d))) {
+			pid_t pid;
+			uint64_t start;
+			char sub[PATH_MAX];
+
+			if (!is_dir_at(dirfd(d), e) || parse_name(e->d_name, &pid, &start) < 0)
+				continue;
+			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
+				continue;
+			n += list_tree(sub, depth + 1, print);
+		}
+		closedir(d);
+	}
+	if (print)
+		printf("would remove %s\n", path);
+	return n + 1;
+}
+
+/* After rgroup_gc(): print each listed directory that is gone. */
+static void report_tree(struct gc_state *st, char **subs, size_t nsubs)
+{
+	for (size_t i = 0; i < nsubs; i++) {
+		if (access(subs[i], F_OK) < 0 && errno == ENOENT) {
+			printf("removed %s\n", subs[i]);
+			st->removed++;
+		} else {
+			fprintf(stderr, "%s gc: kept %s (still busy)\n", tool_name, subs[i]);
+			st->kept++;
+		}
+	}
+}
+
+/* Collect path and the rgroup directories below it into *v (children
+ * first), for the report after removal. */
+static void collect_tree(const char *path, int depth, char ***v, size_t *n, size_t *cap)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (depth <= GC_MAX_DEPTH && (d = opendir(path))) {
+		while ((e = readdir(d))) {
+			pid_t pid;
+			uint64_t start;
+			char sub[PATH_MAX];
+
+			if (!is_dir_at(dirfd(d), e) || parse_name(e->d_name, &pid, &start) < 0)
+				continue;
+			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
+				continue;
+			collect_tree(sub, depth + 1, v, n, cap);
+		}
+		closedir(d);
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		char **nv = realloc(*v, ncap * sizeof(*nv));
+		if (!nv)
+			return;
+		*v = nv;
+		*cap = ncap;
+	}
+	if (((*v)[*n] = strdup(path)))
+		(*n)++;
+}
+
+/*
+ * One cgroup directory: find its leftovers (rgroup names whose owner is
+ * gone), then, unless dry-run, have the library remove them. `recurse`:
+ * also visit the non-rgroup subdirectories (the walk of a hierarchy).
+ * `must_exist`: a DIR the user named; its absence is an error.
+ */
+static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse, int must_exist)
+{
+	char **subs = NULL;
+	size_t nsubs = 0, cap = 0;
+	unsigned long dead = 0;
+	DIR *d;
+	struct dirent *e;
+
+	d = opendir(path);
+	if (!d) {
+		/* A group that vanished during the walk is not an error. */
+		if (must_exist || (errno != ENOENT && errno != ENOTDIR)) {
+			fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(errno));
+			st->failed = 1;
+		}
+		return;
+	}
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start;
+		char sub[PATH_MAX];
+
+		if (e->d_name[0] == '.' || !is_dir_at(dirfd(d), e))
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
+			continue;
+		if (parse_name(e->d_name, &pid, &start) == 0) {
+			if (owner_alive(pid, start))
+				continue;
+			dead++;
+			if (st->dry_run)
+				st->found += list_tree(sub, 1, 1);
+			else
+				collect_tree(sub, 1, &subs, &nsubs, &cap);
+		} else if (recurse && depth < GC_MAX_DEPTH) {
+			gc_dir(st, sub, depth + 1, 1, 0);
+		}
+	}
+	closedir(d);
+
+	if (dead && !st->dry_run) {
+		int r = rgroup_gc(path);
+		if (r < 0) {
+			fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(-r));
+			st->failed = 1;
+		} else {
+			report_tree(st, subs, nsubs);
+		}
+	}
+	for (size_t i = 0; i < nsubs; i++)
+		free(subs[i]);
+	free(subs);
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+static int has_option(const char *opts, const char *want)
+{
+	size_t n = strlen(want);
+
+	for (const char *p = opts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, want, n) == 0 && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+/* Walk every hierarchy that can hold rgroups, once per hierarchy (a
+ * hierarchy mounted twice is one device). */
+static int gc_all(struct gc_state *st)
+{
+	char line[8192], devs[64][32];
+	int ndevs = 0, nmounts = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f) {
+		fprintf(stderr, "%s gc: cannot read /proc/self/mountinfo: %s\n", tool_name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *field[16], *sep, *save = NULL;
+		int n = 0, seen = 0;
+
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (char *t = strtok_r(line, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save))
+			field[n++] = t;
+		if (n < 5)
+			continue;
+		/* After " - ": fstype, source, super options. */
+		char *fstype = strtok_r(sep + 3, " ", &save);
+		char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
+		char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
+		if (!fstype)
+			continue;
+		if (!(strcmp(fstype, "cgroup2") == 0 ||
+		      (strcmp(fstype, "cgroup") == 0 && has_option(super, "cpu"))))
+			continue;
+		for (int i = 0; i < ndevs; i++)
+			seen |= strcmp(devs[i], field[2]) == 0;
+		if (seen || ndevs == 64)
+			continue;
+		snprintf(devs[ndevs++], sizeof(devs[0]), "%s", field[2]);
+		unescape(field[4]);
+		nmounts++;
+		gc_dir(st, field[4], 0, 1, 1);
+	}
+	fclose(f);
+	if (!nmounts) {
+		fprintf(stderr, "%s gc: no cgroup v1 'cpu' or cgroup2 hierarchy is mounted\n", tool_name);
+		return EXIT_FAIL;
+	}
+	return st->failed ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gc_state st = { 0 };
+	int c, r;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			st.dry_run = 1;
+			break;
+		case 'h':
+			fputs(gc_usage, stdout);
+			return EXIT_OK;
+		default:
+			if (optopt)
+				return tool_usage_error("gc", "unknown option '-%c'", optopt);
+			return tool_usage_error("gc", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		r = gc_all(&st);
+	} else {
+		for (int i = optind; i < argc; i++) {
+			char path[PATH_MAX];
+			size_t len = strlen(argv[i]);
+
+			/* "dir/" and "dir" name the same group. */
+			snprintf(path, sizeof(path), "%s", argv[i]);
+			while (len > 1 && path[len - 1] == '/')
+				path[--len] = '\0';
+			gc_dir(&st, path, 0, 0, 1);
+		}
+		r = st.failed ? EXIT_FAIL : EXIT_OK;
+	}
+	if (r != EXIT_OK && !st.found && !st.removed)
+		return r;  /* the error said it all */
+	if (st.dry_run)
+		printf("%lu director%s would be removed\n", st.found, st.found == 1 ? "y" : "ies");
+	else
+		printf("%lu director%s removed%s\n", st.removed, st.removed == 1 ? "y" : "ies",
+		       st.kept ? " (some were still busy; run again)" : "");
+	return r;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree.c - rgroup tree PID [--json]: a process's rgroup tree as cgroupfs
+ * shows it, with each group's nice, weight, threads, CPU time and the
+ * share of the process's CPU the reference model entitles it to.
+ *
+ * The share here assumes every thread is busy (demand 1): a snapshot has
+ * no interval to tell busy from idle threads; `rgroup top` measures that.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+#include "view.h"
+
+static const char tree_usage[] =
+	"Usage: rgroup tree PID [--json]\n"
+	"\n"
+	"Print the rgroup tree of process PID: each group's directory name, id,\n"
+	"nice value, weight, threads (directly inside), CPU time used (seconds,\n"
+	"the group and below) and the share of the process's CPU the reference\n"
+	"model gives it when every thread of the process is busy.\n"
+	"\n"
+	"  --json        the same as JSON, one group per line\n"
+	"  -h, --help    show this help\n";
+
+/* JSON string: names here are [A-Za-z0-9-] but escape anyway. */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* A share for JSON: null when unknown (< 0). One static buffer per call
+ * site would be needed for two in one printf: callers use one at a time. */
+static const char *num(double x)
+{
+	static char buf[32];
+
+	if (x < 0)
+		return "null";
+	snprintf(buf, sizeof(buf), "%.4f", x);
+	return buf;
+}
+
+/* A share for the text table: "-" when unknown. */
+static const char *pct(double x)
+{
+	static char buf[16];
+
+	if (x < 0)
+		return "-";
+	snprintf(buf, sizeof(buf), "%.1f%%", 100 * x);
+	return buf;
+}
+
+static void print_json(const struct view *v)
+{
+	printf("{\"pid\":%d,\"cgroup\":\"%s\",\"sgroup\":", (int)v->pid,
+	       v->v2 ? "v2" : "v1");
+	json_str(v->sgroup);
+	printf(",\"cpus\":%d,\"demand\":\"1 per thread\",\n\"groups\":[\n", v->ncpus);
+	for (int i = 0; i < v->ngroups; i++) {
+		const struct view_group *g = &v->groups[i];
+
+		printf("{\"name\":");
+		json_str(g->name);
+		printf(",\"id\":%llu,\"parent\":%llu,\"depth\":%d,\"nice\":%d,"
+		       "\"weight\":%u,\"threads\":%d,\"threads_total\":%d,"
+		       "\"usage_s\":%.3f,\"ideal\":%s}%s\n",
+		       (unsigned long long)g->id,
+		       g->parent < 0 ? 0ull : (unsigned long long)v->groups[g->parent].id,
+		       g->depth, g->nice, g->weight, g->nthreads, g->nthreads_total,
+		       g->usage_s, num(g->ideal), i + 1 < v->ngroups ? "," : "");
+	}
+	printf("],\n\"plain\":{\"threads\":%d,\"usage_s\":%.3f,\"ideal\":%s},\n",
+	       v->plain_threads, v->plain_usage_s, num(v->plain_ideal));
+	printf("\"total\":{\"groups\":%d,\"threads\":%d,\"usage_s\":%.3f}}\n",
+	       v->ngroups, v->nthreads, v->total_usage_s);
+}
+
+static void print_text(const struct view *v)
+{
+	int width = (int)strlen("(plain threads)");
+	char comm[64] = "?", path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)v->pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	for (int i = 0; i < v->ngroups; i++) {
+		int w = 2 * (v->groups[i].depth - 1) + (int)strlen(v->groups[i].name);
+		if (w > width)
+			width = w;
+	}
+	printf("process %d (%s), cgroup %s, sgroup %s, %d CPUs\n", (int)v->pid, comm,
+	       v->v2 ? "v2" : "v1 cpu", v->sgroup, v->ncpus);
+	printf("%-*s %6s %5s %6s %7s %9s %6s\n", width, "GROUP", "ID", "NICE",
+	       "WEIGHT", "THREADS", "CPU(s)", "SHARE");
+	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "(plain threads)",
+	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal));
+	for (int i = 0; i < v->ngroups; i++) {
+		const struct view_group *g = &v->groups[i];
+		int indent = 2 * (g->depth - 1);
+
+		printf("%*s%-*s %6llu %5d %6u %7d %9.2f %6s\n", indent, "",
+		       width - indent, g->name, (unsigned long long)g->id, g->nice,
+		       g->weight, g->nthreads, g->usage_s, pct(g->ideal));
+	}
+	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "total", "", "", "",
+	       v->nthreads, v->total_usage_s, "100.0%");
+	printf("SHARE: the reference model's fraction of this process's CPU, every thread\n"
+	       "counted busy; a group's CPU and share include its child groups.\n");
+}
+
+int cmd_tree(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct view v;
+	char why[512];
+	int c, json = 0;
+	pid_t pid;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			fputs(tree_usage, stdout);
+			return EXIT_OK;
+		default:
+			if (optopt)
+				return tool_usage_error("tree", "unknown option '-%c'", optopt);
+			return tool_usage_error("tree", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return tool_usage_error("tree", "no PID given");
+	if (optind + 1 < argc)
+		return tool_usage_error("tree", "too many arguments");
+	if (view_parse_pid(argv[optind], &pid) < 0) {
+		fprintf(stderr, "%s tree: '%s' is not a process ID\n", tool_name, argv[optind]);
+		return EXIT_FAIL;
+	}
+	if (view_read(&v, pid, why, sizeof(why)) != 0) {
+		fprintf(stderr, "%s tree: %s\n", tool_name, why);
+		return EXIT_FAIL;
+	}
+	if (json)
+		print_json(&v);
+	else
+		print_text(&v);
+	return EXIT_OK;
+}

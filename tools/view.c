@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view.c - read another process's rgroup tree from cgroupfs and /proc, and
+ * compute the ideal shares with the reference model. See view.h.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rgroup.h>
+
+#include "internal.h"
+#include "model.h"
+#include "view.h"
+
+static int seterr(char *why, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int seterr(char *why, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* Whole file into buf (NUL-terminated): length or -errno. */
+static int read_file(const char *path, char *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t r = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
+		off += (size_t)r;
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		return (int)r;
+	}
+	close(fd);
+	buf[off] = '\0';
+	return (int)off;
+}
+
+int view_parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+double view_tick(void)
+{
+	static double tick;
+
+	if (!tick) {
+		long hz = sysconf(_SC_CLK_TCK);
+		tick = 1.0 / (hz > 0 ? (double)hz : 100.0);
+	}
+	return tick;
+}
+
+/* nice (field 19) and utime+stime (fields 14, 15) from a stat line. */
+static int parse_task_stat(const char *text, int *nice, uint64_t *ticks)
+{
+	const char *p = strrchr(text, ')');
+	unsigned long long ut = 0, st = 0;
+	long n = 0;
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* Fields after the command: 3 state, ... 14 utime, 15 stime, 19 nice. */
+	for (int field = 3; field <= 19 && *p; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 14)
+			ut = strtoull(p, NULL, 10);
+		else if (field == 15)
+			st = strtoull(p, NULL, 10);
+		else if (field == 19)
+			n = strtol(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+	}
+	*nice = (int)n;
+	*ticks = ut + st;
+	return 0;
+}
+
+/* The nice value whose kernel weight is nearest to `weight`. */
+static int weight_to_nice(unsigned long long weight)
+{
+	int best = 0;
+	unsigned long long bestd = ~0ull;
+
+	for (int n = -20; n <= 19; n++) {
+		unsigned long long w = rgroup_nice_to_weight(n);
+		unsigned long long d = w > weight ? w - weight : weight - w;
+
+		if (d < bestd) {
+			bestd = d;
+			best = n;
+		}
+	}
+	return best;
+}
+
+/* Is `name` an rgroup directory of this process? */
+static int is_ours(const struct view *v, const char *name, uint64_t *id)
+{
+	pid_t pid;
+	uint64_t start;
+
+	return rgroup__parse_dirname(name, &pid, &start, id) == 0 &&
+	       pid == v->pid && start == v->starttime;
+}
+
+static int cmp_group_id(const void *a, const void *b)
+{
+	const struct { uint64_t id; char name[64]; } *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Add the rgroup directories of v->pid in `dir`, in pre-order, children
+ * sorted by id. -errno only when the directory itself cannot be read. */
+static int scan(struct view *v, const char *dir, int parent, int depth)
+{
+	struct { uint64_t id; char name[64]; } found[VIEW_MAX_GROUPS];
+	int nfound = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && nfound < VIEW_MAX_GROUPS) {
+		uint64_t id;
+
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (!is_ours(v, de->d_name, &id))
+			continue;
+		found[nfound].id = id;
+		snprintf(found[nfound].name, sizeof(found[nfound].name), "%s", de->d_name);
+		nfound++;
+	}
+	closedir(d);
+	qsort(found, (size_t)nfound, sizeof(found[0]), cmp_group_id);
+
+	for (int i = 0; i < nfound && v->ngroups < VIEW_MAX_GROUPS; i++) {
+		struct view_group *g = &v->groups[v->ngroups];
+		char sub[PATH_MAX], file[PATH_MAX + 32], buf[256];
+		int idx = v->ngroups++;
+
+		memset(g, 0, sizeof(*g));
+		snprintf(g->name, sizeof(g->name), "%s", found[i].name);
+		g->id = found[i].id;
+		g->parent = parent;
+		g->depth = depth;
+		g->weight = rgroup_nice_to_weight(0);
+		snprintf(sub, sizeof(sub), "%s/%s", dir, found[i].name);
+		if (v->v2) {
+			snprintf(file, sizeof(file), "%s/cpu.weight.nice", sub);
+			if (read_file(file, buf, sizeof(buf)) > 0) {
+				g->nice = atoi(buf);
+				g->weight = rgroup_nice_to_weight(g->nice);
+			}
+		} else {
+			snprintf(file, sizeof(file), "%s/cpu.shares", sub);
+			if (read_file(file, buf, sizeof(buf)) > 0) {
+				g->weight = (unsigned int)strtoul(buf, NULL, 10);
+				g->nice = weight_to_nice(g->weight);
+			}
+		}
+		/* Its threads: only tids of this process count. */
+		snprintf(file, sizeof(file), "%s/%s", sub, v->v2 ? "cgroup.threads" : "tasks");
+		{
+			static char tids[1 << 16];
+			char *p = tids;
+
+			if (read_file(file, tids, sizeof(tids)) >= 0) {
+				while (*p) {
+					char *end;
+					long tid = strtol(p, &end, 10);
+
+					if (end == p)
+						break;
+					for (int t = 0; t < v->nthreads; t++) {
+						if (v->threads[t].tid == tid) {
+							v->threads[t].group = idx;
+							g->nthreads++;
+						}
+					}
+					p = end;
+					while (*p == '\n' || *p == ' ')
+						p++;
+				}
+			}
+		}
+		if (v->v2) {
+			snprintf(file, sizeof(file), "%s/cpu.stat", sub);
+			if (read_file(file, buf, sizeof(buf)) > 0) {
+				uint64_t usec;
+
+				if (rgroup__parse_keyed(buf, "usage_usec", &usec) == 0)
+					g->usage_s = (double)usec / 1e6;
+			}
+		}
+		scan(v, sub, idx, depth + 1);
+	}
+	return 0;
+}
+
+/* The process's threads with their nice values and CPU ticks. */
+static int read_threads(struct view *v)
+{
+	char path[64], stat[1024];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)v->pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	v->nthreads = 0;
+	while ((de = readdir(d)) && v->nthreads < VIEW_MAX_THREADS) {
+		struct view_thread *t = &v->threads[v->nthreads];
+		pid_t tid;
+
+		if (view_parse_pid(de->d_name, &tid) < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)v->pid, (int)tid);
+		if (read_file(path, stat, sizeof(stat)) <= 0)
+			continue;       /* exited meanwhile */
+		if (parse_task_stat(stat, &t->nice, &t->ticks) < 0)
+			continue;
+		t->tid = tid;
+		t->group = -1;
+		t->demand = 1;
+		v->nthreads++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Try one hierarchy: the process's sgroup directory there (rgroup path
+ * components stripped, in case the leader sits in an rgroup). */
+static int locate(struct view *v, const char *proc_cgroup, const char *mountinfo,
+		  int v2)
+{
+	struct rgroup__mount m;
+	char cgpath[PATH_MAX];
+
+	if (rgroup__parse_proc_cgroup(proc_cgroup, v2 ? NULL : "cpu", cgpath, sizeof(cgpath)) < 0)
+		return -ENOENT;
+	if (rgroup__parse_mountinfo(mountinfo, v2 ? NULL : "cpu", &m) < 0)
+		return -ENOENT;
+	for (;;) {
+		char *slash = strrchr(cgpath, '/');
+		uint64_t id;
+
+		if (!slash || !is_ours(v, slash + 1, &id))
+			break;
+		if (slash == cgpath)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (rgroup__cgroup_dir(&m, cgpath, v->sgroup, sizeof(v->sgroup)) < 0)
+		return -ENOENT;
+	v->v2 = v2;
+	return 0;
+}
+
+int view_read(struct view *v, pid_t pid, char *why, size_t len)
+{
+	static char cgtext[8192], mountinfo[1 << 16];
+	char path[64], stext[1024];
+	struct stat sb;
+	int r, found = 0;
+
+	memset(v, 0, offsetof(struct view, groups));
+	v->ngroups = 0;
+	v->nthreads = 0;
+	v->pid = pid;
+	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (v->ncpus < 1)
+		v->ncpus = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &sb) < 0)
+		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+	if (geteuid() != 0 && sb.st_uid != geteuid())
+		return seterr(why, len, VIEW_EPERM,
+			      "process %d belongs to another user (uid %u); only root may inspect it",
+			      (int)pid, (unsigned int)sb.st_uid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, stext, sizeof(stext)) <= 0 ||
+	    rgroup__parse_stat_starttime(stext, &v->starttime) < 0)
+		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+	/* A zombie has exited; only its parent has not reaped it yet. */
+	{
+		const char *cl = strrchr(stext, ')');
+
+		if (cl && (cl[2] == 'Z' || cl[2] == 'X'))
+			return seterr(why, len, VIEW_ENOPROC, "process %d has exited", (int)pid);
+	}
+	/* A thread id that is not a process id also has /proc/TID: refuse it. */
+	if (strtol(stext, NULL, 10) != pid)
+		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	{
+		char status[4096];
+		const char *tgid;
+
+		if (read_file(path, status, sizeof(status)) > 0 &&
+		    (tgid = strstr(status, "\nTgid:")) && atoi(tgid + 6) != pid)
+			return seterr(why, len, VIEW_ENOPROC,
+				      "%d is a thread of process %d, not a process",
+				      (int)pid, atoi(tgid + 6));
+	}
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if ((r = read_file(path, cgtext, sizeof(cgtext))) < 0)
+		return seterr(why, len, r == -ENOENT ? VIEW_ENOPROC : VIEW_EIO,
+			      "cannot read %s: %s", path, strerror(-r));
+	if ((r = read_file("/proc/self/mountinfo", mountinfo, sizeof(mountinfo))) < 0)
+		return seterr(why, len, VIEW_EIO, "cannot read /proc/self/mountinfo: %s",
+			      strerror(-r));
+	if ((r = read_threads(v)) < 0)
+		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+
+	/* The cpu hierarchy: cgroup v1 `cpu` if mounted, else cgroup v2. The
+	 * one where the process has rgroup directories wins. */
+	for (int v2 = 0; v2 <= 1 && !found; v2++) {
+		if (locate(v, cgtext, mountinfo, v2) < 0)
+			continue;
+		for (int t = 0; t < v->nthreads; t++)
+			v->threads[t].group = -1;
+		v->ngroups = 0;
+		if (scan(v, v->sgroup, -1, 1) == 0 && v->ngroups > 0)
+			found = 1;
+	}
+	if (!found)
+		return seterr(why, len, VIEW_ENORGROUP,
+			      "process %d does not use rgroup (no rgroup directories below its cgroup)",
+			      (int)pid);
+
+	/* Thread counts and usage up the tree: reverse pre-order visits every
+	 * child before its parent. */
+	for (int i = 0; i < v->ngroups; i++)
+		v->groups[i].nthreads_total = v->groups[i].nthreads;
+	if (!v->v2) {
+		/* No cpuacct on the v1 cpu hierarchy: the live members' CPU
+		 * times (threads that exited take theirs with them). */
+		for (int t = 0; t < v->nthreads; t++)
+			if (v->threads[t].group >= 0)
+				v->groups[v->threads[t].group].usage_s +=
+					(double)v->threads[t].ticks * view_tick();
+	}
+	for (int i = v->ngroups - 1; i >= 0; i--) {
+		struct view_group *g = &v->groups[i];
+
+		if (g->parent < 0)
+			continue;
+		v->groups[g->parent].nthreads_total += g->nthreads_total;
+		if (!v->v2)
+			v->groups[g->parent].usage_s += g->usage_s;
+	}
+	v->plain_threads = 0;
+	v->plain_usage_s = 0;
+	v->total_ticks = 0;
+	for (int t = 0; t < v->nthreads; t++) {
+		v->total_ticks += v->threads[t].ticks;
+		if (v->threads[t].group < 0) {
+			v->plain_threads++;
+			v->plain_usage_s += (double)v->threads[t].ticks * view_tick();
+		}
+	}
+	v->total_usage_s = (double)v->total_ticks * view_tick();
+	/* More nodes than the model holds: shares unknown (-1), the rest stands. */
+	view_model(v);
+	return 0;
+}
+
+int view_model(struct view *v)
+{
+	static struct model m;
+	int node[VIEW_MAX_GROUPS];
+	int pool, r;
+
+	/* Until the model has run: unknown. */
+	for (int i = 0; i < v->ngroups; i++)
+		v->groups[i].ideal = -1;
+	v->plain_ideal = -1;
+	model_init(&m);
+	pool = model_add(&m, -1, rgroup_nice_to_weight(0), 0);
+	for (int i = 0; i < v->ngroups; i++) {
+		const struct view_group *g = &v->groups[i];
+
+		node[i] = model_add(&m, g->parent < 0 ? pool : node[g->parent],
+				    g->weight ? g->weight : 1, 0);
+		if (node[i] < 0)
+			return -ENOSPC;
+	}
+	/* Threads after all groups: parent < child holds. */
+	int tnode[VIEW_MAX_THREADS];
+	for (int t = 0; t < v->nthreads; t++) {
+		const struct view_thread *th = &v->threads[t];
+
+		tnode[t] = model_add(&m, th->group < 0 ? pool : node[th->group],
+				     rgroup_nice_to_weight(th->nice), th->demand);
+		if (tnode[t] < 0)
+			return -ENOSPC;  /* more than MODEL_MAX_NODES: no shares */
+	}
+	if ((r = model_run(&m, v->capacity > 0 ? v->capacity : v->ncpus)) < 0)
+		return r;
+	for (int i = 0; i < v->ngroups; i++)
+		v->groups[i].ideal = model_fraction(&m, node[i]);
+	v->plain_ideal = 0;
+	for (int t = 0; t < v->nthreads; t++)
+		if (v->threads[t].group < 0)
+			v->plain_ideal += model_fraction(&m, tnode[t]);
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view.h - another process's rgroup tree as cgroupfs and /proc show it,
+ * for `rgroup tree` and `rgroup top`.
+ *
+ * The tool reads what any observer can read: the rgroup directories below
+ * the process's sgroup on the hierarchy that carries the cpu controller
+ * (cgroup v1 `cpu`, else cgroup v2), named rgroup-<pid>-<starttime>-<id>,
+ * their weight files and thread lists, and the threads' CPU times in
+ * /proc/PID/task/TID/stat. It never writes anything.
+ *
+ * Ideal shares come from the reference model (src/model.h): one pool node
+ * for the sgroup holding, as the process sees it, its plain threads (those
+ * in no rgroup, at their own nice weight) and its top-level rgroups (at
+ * the group's weight), recursively. Other processes in the sgroup are left
+ * out: the share is the fraction of *this process's* CPU time a group is
+ * entitled to. A thread's demand is what the caller says (1 busy, 0 idle).
+ */
+#ifndef RGROUP_VIEW_H
+#define RGROUP_VIEW_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VIEW_MAX_GROUPS 200
+#define VIEW_MAX_THREADS 1024
+
+struct view_thread {
+	pid_t tid;
+	int group;              /* index into view.groups, -1: plain (sgroup) */
+	int nice;
+	uint64_t ticks;         /* utime + stime, clock ticks */
+	double demand;          /* set by the caller before view_model() */
+};
+
+struct view_group {
+	char name[64];          /* directory name */
+	uint64_t id;            /* from the name */
+	int parent;             /* index, -1: top-level (parent is the sgroup) */
+	int depth;              /* 1 for a top-level rgroup */
+	int nice;               /* v1: nearest nice of cpu.shares */
+	unsigned int weight;    /* kernel weight (v1 cpu.shares) */
+	int nthreads;           /* threads directly inside */
+	int nthreads_total;     /* ... and in its descendants */
+	double usage_s;         /* CPU seconds of the group and below */
+	double ideal;           /* fraction of the process's CPU (model); -1:
+	                         * unknown (more groups + threads than the
+	                         * model's MODEL_MAX_NODES) */
+};
+
+struct view {
+	pid_t pid;
+	uint64_t starttime;
+	int v2;                 /* 1: cgroup v2, 0: cgroup v1 cpu */
+	char sgroup[PATH_MAX];  /* the sgroup's directory */
+	int ncpus;              /* online CPUs */
+	double capacity;        /* CPUs the model divides; 0: ncpus */
+	int ngroups;
+	struct view_group groups[VIEW_MAX_GROUPS];  /* pre-order */
+	int nthreads;
+	struct view_thread threads[VIEW_MAX_THREADS];
+	int plain_threads;      /* threads in the sgroup itself */
+	double plain_usage_s;
+	double plain_ideal;
+	double total_usage_s;   /* all live threads of the process */
+	uint64_t total_ticks;
+};
+
+/* Errors of view_read(); view_strerror() gives the one-line message. */
+enum {
+	VIEW_ENOPROC = 1,       /* no such process */
+	VIEW_EPERM,             /* another user's process (not root) */
+	VIEW_ENORGROUP,         /* the process has no rgroup directories */
+	VIEW_EIO,               /* cgroupfs or /proc could not be read */
+};
+
+/* Parse a PID argument: 0 and *pid, or -1 (not a positive number). */
+int view_parse_pid(const char *s, pid_t *pid);
+
+/*
+ * Read process pid's tree into *v (groups in pre-order, threads with their
+ * CPU ticks, usage). Demands are left at 1. Returns 0 or a VIEW_E* code,
+ * with a one-line reason in why.
+ */
+int view_read(struct view *v, pid_t pid, char *why, size_t len);
+
+/* Fill ideal/plain_ideal from the threads' demands and v->capacity (0:
+ * all online CPUs). 0 or -errno (then every ideal is -1). */
+int view_model(struct view *v);
+
+/* Seconds per clock tick. */
+double view_tick(void);
+
+#endif /* RGROUP_VIEW_H */
