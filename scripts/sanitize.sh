@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Build rgroup with sanitizers and run the tests under them, then print
+# "N passed, N failed"; exit status 1 if anything failed.
+#
+#   1. gcc, -Db_sanitize=address,undefined (build-asan): the unit and
+#      system suites (the system tests set RGROUP_BACKEND themselves).
+#   2. clang, -Db_sanitize=thread -Db_lundef=false (build-tsan):
+#      test-concurrency and test-rules of the system suite.
+#
+# Only the test programs of those suites are built: the static copies for
+# the VM and the exec wrappers cannot link with the sanitizer runtimes.
+# No suppressions: every report is a finding (docs/HARDENING.md).
+#
+#   ./scripts/sanitize.sh            both
+#   ./scripts/sanitize.sh asan|tsan  one
+# Env: SANITIZE_ASAN_DIR, SANITIZE_TSAN_DIR (build directories).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+install_deps $RGROUP_BUILD_DEPS libcmocka-dev clang || exit 1
+
+asan_dir=${SANITIZE_ASAN_DIR:-build-asan}
+tsan_dir=${SANITIZE_TSAN_DIR:-build-tsan}
+which=${1:-all}
+passed=0
+failed=0
+failures=()
+
+# Halt on the first report, with stacks; a sanitizer report fails the test.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=1:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:exitcode=97:second_deadlock_stack=1}
+
+# setup DIR CC OPTIONS...: configure once (reconfigure if it exists).
+setup() {
+	local dir=$1 cc=$2
+	shift 2
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		CC=$cc meson setup "$dir" -Dtests=true "$@" >/dev/null
+	fi
+}
+
+# The executables of the tests in the given suites (from introspection).
+test_exes() {
+	local dir=$1
+	shift
+	python3 - "$dir" "$@" <<'PY'
+import json, subprocess, sys, os
+d, suites = sys.argv[1], sys.argv[2:]
+tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", d]))
+exes = set()
+for t in tests:
+    if any(s in suites or s.split(":")[-1] in suites for s in t["suite"]):
+        exe = t["cmd"][0]
+        if exe.startswith(os.path.abspath(d) + "/"):
+            exes.add(os.path.relpath(exe, os.path.abspath(d)))
+print("\n".join(sorted(exes)))
+PY
+}
+
+# count DIR: add meson's results in DIR to the totals.
+count() {
+	local out
+	out=$(python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = 0
+names = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["result"] in ("OK", "EXPECTEDFAIL", "SKIP"):
+        p += 1
+    else:
+        f += 1
+        names.append(r["name"])
+print(p, f, " ".join(names))
+PY
+)
+	read -r p f names <<<"$out"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ -n "$names" ] && failures+=("$1: $names")
+}
+
+run_asan() {
+	echo "== gcc, address + undefined ($asan_dir)"
+	setup "$asan_dir" gcc -Db_sanitize=address,undefined -Db_lundef=true || { failed=$((failed + 1)); failures+=("asan: setup"); return; }
+	mapfile -t exes < <(test_exes "$asan_dir" unit system)
+	if ! ninja -C "$asan_dir" "${exes[@]}"; then
+		failed=$((failed + 1)); failures+=("asan: build"); return
+	fi
+	meson test -C "$asan_dir" --no-rebuild --print-errorlogs --num-processes 1 \
+		--suite unit --suite system
+	count "$asan_dir"
+}
+
+run_tsan() {
+	echo "== clang, thread ($tsan_dir)"
+	# The library links with -z defs (src/meson.build, after any
+	# c_link_args), so b_lundef=false alone cannot let it reference the
+	# TSan runtime, and clang 14's shared TSan runtime (-shared-libsan)
+	# crashes at start here. So the library is linked against a stub that
+	# only names the runtime's __tsan_* functions; at run time the test
+	# programs' static runtime (exported to the dynamic scope, first in
+	# lookup order) provides the real ones. The stub is never called.
+	local rt stub
+	rt=$(clang --print-runtime-dir)
+	stub=$(realpath -m "$tsan_dir/tsan-stub")
+	mkdir -p "$stub"
+	nm -g --defined-only "$rt/libclang_rt.tsan-x86_64.a" 2>/dev/null |
+		awk '$2 == "T" && $3 ~ /^__tsan_/ { print "void " $3 "(void) {}" }' | sort -u >"$stub/stub.c"
+	clang -shared -fPIC -o "$stub/libtsanstub.so" "$stub/stub.c" || { failed=$((failed + 1)); failures+=("tsan: stub"); return; }
+	setup "$tsan_dir" clang -Db_sanitize=thread -Db_lundef=false \
+		"-Dc_link_args=-L$stub -Wl,--no-as-needed -ltsanstub -Wl,--as-needed -Wl,-rpath,$stub" || {
+		failed=$((failed + 1)); failures+=("tsan: setup"); return; }
+	if ! ninja -C "$tsan_dir" test/system/test-concurrency test/system/test-rules; then
+		failed=$((failed + 1)); failures+=("tsan: build"); return
+	fi
+	meson test -C "$tsan_dir" --no-rebuild --print-errorlogs --num-processes 1 \
+		cgroup1-concurrency cgroup1-rules
+	count "$tsan_dir"
+}
+
+case $which in
+all) run_asan; run_tsan ;;
+asan) run_asan ;;
+tsan) run_tsan ;;
+*) echo "usage: $0 [all|asan|tsan]" >&2; exit 2 ;;
+esac
+
+for f in "${failures[@]}"; do
+	echo "failed: $f"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

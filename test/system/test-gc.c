@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-gc.c - rule 3 "also when the process is killed": child processes
+ * make rgroups with threads and are SIGKILLed at different moments (right
+ * after start, while creating nested groups in a loop, while changing
+ * weights in a loop). Afterwards rgroup_gc() and the `rgroup gc` command
+ * remove every leftover, while a live rgroup process's groups in the same
+ * system group, a directory named like ours whose owner is alive, and
+ * directories rgroup could not have made stay untouched.
+ *
+ * Every child starts in the test's system group, so its first use of the
+ * library collects what the previous victim left (the library's own gc at
+ * attach); the figures printed count what each kill left *before* that.
+ *
+ *   test-gc [CASE]     RGROUP_GC_ROUNDS=N: kills per scenario (default 20)
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "sgroup.h"
+
+static char sg[PATH_MAX];      /* the test's system group (cgroup path) */
+static char sgdir[PATH_MAX];   /* ... its directory */
+static pid_t live = -1;        /* the live rgroup process */
+static int live_cmd = -1, live_ack = -1;
+static unsigned int seed = 12345;
+
+/* Directories the test makes by hand, named like (or almost like) ours. */
+static char fake_live[96], fake_reused[96];
+static const char *const fake_foreign[] = {
+	"rgroup-0-1-1", "rgroup-01-2-3", "rgroup-5-5", "rgroup-7-8-9-x", "rgroupx", "rgroup--1-2-3",
+};
+
+static void kill_live(void)
+{
+	if (live > 0) {
+		kill(live, SIGKILL);
+		waitpid(live, NULL, 0);
+		live = -1;
+	}
+}
+
+/* Remove what the test made by hand (before rgt_sg_cleanup: atexit LIFO). */
+static void remove_fakes(void)
+{
+	char path[PATH_MAX + 128];
+
+	if (getpid() != rgt_sg.owner)
+		return;
+	kill_live();
+	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_live);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_reused);
+	rmdir(path);
+	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", sgdir, fake_foreign[i]);
+		rmdir(path);
+	}
+	/* Whatever a failed run left of the victims: collect it like gc. */
+	rgroup_gc(sgdir);
+}
+
+/* Directories named rgroup-<pid>-... at and below `dir`; pid 0: any owner. */
+static int count_tree(const char *dir, pid_t pid, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		pid_t p;
+		uint64_t start, id;
+		char sub[PATH_MAX + 300];
+
+		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0)
+			continue;
+		if (depth == 0 && pid && p != pid)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		n += 1 + count_tree(sub, pid, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static int exists_in_sg(const char *name)
+{
+	char path[PATH_MAX + 128];
+	snprintf(path, sizeof(path), "%s/%s", sgdir, name);
+	return rgt_exists(path);
+}
+
+/* ---- The victims ---------------------------------------------------- */
+
+static void *sleeper(void *p)
+{
+	for (;;)
+		pause();
+	return p;
+}
+
+static void *nester(void *p)
+{
+	long depth = (long)p;
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (depth < 3)
+		rgroup_thread_create(&t, &a, RGROUP_NEW, nester, (void *)(depth + 1));
+	pthread_attr_destroy(&a);
+	rgt_sleep(0.0005 * (depth + 1));
+	return NULL;
+}
+
+static void say(int fd, char c)
+{
+	while (write(fd, &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+enum scenario { AT_START, WHILE_CREATING, WHILE_WEIGHTING };
+
+static void __attribute__((noreturn)) victim(enum scenario s, int fd)
+{
+	pthread_t t[4];
+	pid_t tids[4];
+	pthread_attr_t a;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	switch (s) {
+	case AT_START:
+		/* Groups being made while the parent may already shoot. */
+		say(fd, 'r');
+		for (int i = 0; i < 3; i++)
+			rgroup_thread_create(&t[i], &a, RGROUP_NEW, sleeper, NULL);
+		say(fd, 'g');
+		break;
+	case WHILE_CREATING:
+		say(fd, 'r');
+		for (;;) {
+			pthread_t x;
+			rgroup_thread_create(&x, &a, RGROUP_NEW, nester, (void *)1L);
+			rgt_sleep(0.0002);
+		}
+	case WHILE_WEIGHTING: {
+		struct rgt_worker w[2] = { { .nkids = 0 }, { .nkids = 0 } };
+		struct rgt_worker kid = { .new_group = 1 };
+		w[0].nkids = 1;
+		w[0].kids = &kid;
+		rgt_worker_start(&w[0], RGROUP_NEW);
+		rgt_worker_start(&w[1], RGROUP_NEW);
+		tids[0] = w[0].tid;
+		tids[1] = kid.tid;
+		tids[2] = w[1].tid;
+		say(fd, 'r');
+		for (int i = 0;; i++)
+			rgroup_setpriority(PRIO_RGRP, (id_t)tids[i % 3], i % 20);
+	}
+	}
+	for (;;)
+		pause();
+}
+
+/* One kill: fork a victim, shoot it at a pseudo-random moment, reap it,
+ * and return how many of its directories were left. */
+static int one_kill(enum scenario s)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+	int status, left;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		victim(s, p[1]);
+	}
+	close(p[1]);
+	/* Wait for the victim to reach its phase, then a delay: 0-3 ms at
+	 * start (often mid-creation), 1-30 ms in the loops. */
+	if (read(p[0], &c, 1) == 1) {
+		unsigned int us = s == AT_START ? rand_r(&seed) % 3000
+						: 1000 + rand_r(&seed) % 29000;
+		rgt_sleep(us / 1e6);
+	}
+	kill(pid, SIGKILL);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	left = count_tree(sgdir, pid, 0);
+	return left;
+}
+
+/* ---- The live process: groups that gc must leave alone -------------- */
+
+static void __attribute__((noreturn)) live_main(int cmd, int ack)
+{
+	static struct rgt_worker kid = { .new_group = 1, .set_nice = 1, .nice = 7 };
+	static struct rgt_worker w[2] = { { .nkids = 1, .kids = &kid, .set_nice = 1, .nice = 3 }, { 0 } };
+	rgroup_id_t ids[8];
+	char c;
+	int bad = 0;
+
+	if (rgt_worker_start(&w[0], RGROUP_NEW) || rgt_worker_start(&w[1], RGROUP_NEW))
+		_exit(2);
+	say(ack, 'r');
+	while (read(cmd, &c, 1) == 1) {
+		/* 'c': check that all three groups and their threads are intact. */
+		int n = rgroup_list(ids, 8);
+		bad = n != 3;
+		for (int i = 0; i < n && i < 8; i++) {
+			struct rgroup_info in = { .sz = sizeof(in) };
+			char path[PATH_MAX];
+			rgroup_id_t cur = ids[i];
+			if (rgroup_info(ids[i], &in) < 0) {
+				bad = 1;
+				continue;
+			}
+			/* Its directory is sgdir/<parent names>/<name>. */
+			char chain[4][64];
+			int depth = 0;
+			while (cur && depth < 4) {
+				struct rgroup_info up = { .sz = sizeof(up) };
+				if (rgroup_info(cur, &up) < 0)
+					break;
+				snprintf(chain[depth++], 64, "%s", up.name);
+				cur = up.parent;
+			}
+			snprintf(path, sizeof(path), "%s", sgdir);
+			while (depth--) {
+				strncat(path, "/", sizeof(path) - strlen(path) - 1);
+				strncat(path, chain[depth], sizeof(path) - strlen(path) - 1);
+			}
+			if (!rgt_exists(path) || in.nthreads < 1)
+				bad = 1;
+		}
+		if (rgroup_getpriority(PRIO_RGRP, (id_t)kid.tid) != 7 ||
+		    rgroup_getpriority(PRIO_RGRP, (id_t)w[0].tid) != 3)
+			bad = 1;
+		say(ack, bad ? 'b' : 'o');
+	}
+	/* Told to go: leave the way a well-behaved process does. */
+	rgt_worker_stop(&w[0]);
+	rgt_worker_stop(&w[1]);
+	_exit(rgt_wait_no_groups(3.0) < 0 ? 3 : 0);
+}
+
+/* Ask the live process to check itself: 1 if intact. */
+static int live_intact(void)
+{
+	char c = 'c';
+	if (write(live_cmd, &c, 1) != 1 || read(live_ack, &c, 1) != 1)
+		return 0;
+	return c == 'o';
+}
+
+/* ---- Cases ---------------------------------------------------------- */
+
+static void setup(void)
+{
+	int cmd[2], ack[2];
+	char path[PATH_MAX + 128];
+	uint64_t me = 0;
+	char stat[1024];
+
+	if (rgt_read("/proc/self/stat", stat, sizeof(stat)) > 0)
+		rgroup__parse_stat_starttime(stat, &me);
+
+	rgt_sg_init();
+	rgt_sg_enter(sg, sizeof(sg));
+	CHECK(me != 0, "read this process's start time");
+	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+	atexit(remove_fakes);
+	if (getenv("RGROUP_GC_SEED"))
+		seed = (unsigned)atoi(getenv("RGROUP_GC_SEED"));
+
+	/* Named like ours, owner alive (this process): must stay. The same
+	 * pid with another start time is a reused pid: its owner is gone. */
+	rgroup__format_dirname(fake_live, sizeof(fake_live), getpid(), me, 999999);
+	rgroup__format_dirname(fake_reused, sizeof(fake_reused), getpid(), me + 1, 1);
+	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_live);
+	CHECK(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_reused);
+	CHECK(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", sgdir, fake_foreign[i]);
+		CHECK(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+	}
+
+	/* The live process starts first: its attach gc sees only the fakes
+	 * and removes the reused-pid one already. */
+	CHECK(pipe2(cmd, O_CLOEXEC) == 0 && pipe2(ack, O_CLOEXEC) == 0, "pipes");
+	live = fork();
+	if (live == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		live_main(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	live_cmd = cmd[1];
+	live_ack = ack[0];
+	char c = 0;
+	CHECK(read(live_ack, &c, 1) == 1 && c == 'r', "the live rgroup process started");
+	CHECK(count_tree(sgdir, live, 0) == 3, "the live process has 3 directories (%d)",
+	      count_tree(sgdir, live, 0));
+	CHECK(!exists_in_sg(fake_reused), "the reused-pid directory was collected at attach");
+	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
+}
+
+static void kills(enum scenario s, const char *what)
+{
+	int rounds = getenv("RGROUP_GC_ROUNDS") ? atoi(getenv("RGROUP_GC_ROUNDS")) : 20;
+	int total = 0, with = 0, maxleft = 0, errs = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		int left = one_kill(s);
+		if (left < 0) {
+			errs++;
+			continue;
+		}
+		total += left;
+		with += left > 0;
+		if (left > maxleft)
+			maxleft = left;
+	}
+	CHECK(errs == 0, "%d forks failed", errs);
+	fprintf(stderr, "  %s: %d kills, %d of them left directories, %d directories in total (max %d at once)\n",
+		what, rounds, with, total, maxleft);
+	CHECK(live_intact(), "the live process's groups are intact after the kills");
+}
+
+static void kill_at_start(void) { kills(AT_START, "killed right after start"); }
+static void kill_while_creating(void) { kills(WHILE_CREATING, "killed while creating"); }
+static void kill_while_weighting(void) { kills(WHILE_WEIGHTING, "killed while changing weights"); }
+
+static void collect_lib(void)
+{
+	int before = count_tree(sgdir, 0, 0) - count_tree(sgdir, live, 0) - 1; /* - fake_live */
+	int r = -1;
+
+	/* A reaped victim's directories are empty; EBUSY would mean a task
+	 * is still being torn down: retry a few times. */
+	for (int tries = 0; tries < 50; tries++) {
+		int n = rgroup_gc(sgdir);
+		if (n < 0) {
+			r = n;
+			break;
+		}
+		r = (r < 0 ? 0 : r) + n;
+		if (count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1)
+			break;
+		rgt_sleep(0.02);
+	}
+	fprintf(stderr, "  rgroup_gc removed %d of %d leftover directories\n", r, before);
+	CHECK(r == before, "rgroup_gc() = %d, %d leftovers", r, before);
+	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1,
+	      "only the live process's groups and the live-owner directory remain (%d, %d)",
+	      count_tree(sgdir, 0, 0), count_tree(sgdir, live, 0));
+	CHECK(live_intact(), "the live process's groups are intact after rgroup_gc");
+	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
+	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
+		CHECK(exists_in_sg(fake_foreign[i]), "%s (not ours) stays", fake_foreign[i]);
+	CHECK(rgroup_gc(sgdir) == 0, "a second rgroup_gc removes nothing");
+	CHECK(rgroup_gc("/nonexistent-rgroup-test") == -ENOENT, "a missing directory is -ENOENT");
+	CHECK(rgroup_gc(NULL) == -EINVAL, "NULL is -EINVAL");
+}
+
+/* The `rgroup` command built next to this test (build/tools/rgroup), if any. */
+static int find_tool(char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -1;
+	self[n] = '\0';
+	for (int up = 0; up < 2 && (slash = strrchr(self, '/')); up++)
+		*slash = '\0';
+	snprintf(out, len, "%.*s/../tools/rgroup", (int)(len - 20), self);
+	return access(out, X_OK);
+}
+
+/* Run the command, its stdout into out; returns the exit status. */
+static int run_tool(const char *tool, const char *a1, const char *a2, char *out, size_t len)
+{
+	int p[2], status;
+	ssize_t n, off = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execl(tool, "rgroup", "gc", a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], out + off, len - 1 - off)) > 0 && (size_t)(off += n) < len - 1)
+		;
+	out[off] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void collect_command(void)
+{
+	char tool[PATH_MAX], out[1 << 16], name[PATH_MAX + 64];
+	int left = 0, rc;
+
+	if (find_tool(tool, sizeof(tool)) < 0) {
+		/* The VM image holds static test programs only. */
+		fprintf(stderr, "  note: no rgroup command next to this program; checked rgroup_gc() only\n");
+		return;
+	}
+	/* Each victim's attach collects the previous one's leftovers, so
+	 * what is there now is the last victim's. */
+	for (int i = 0; i < 3; i++)
+		one_kill(i % 2 ? WHILE_CREATING : AT_START);
+	one_kill(WHILE_WEIGHTING);
+	left = count_tree(sgdir, 0, 0) - count_tree(sgdir, live, 0) - 1;
+	CHECK(left > 0, "the victims left something for the command (%d)", left);
+
+	/* --dry-run over the whole hierarchy lists ours and removes nothing.
+	 * (The walk also lists other dead processes' leftovers; it touches
+	 * nothing, so it is safe to run on a shared machine.) */
+	rc = run_tool(tool, "--dry-run", NULL, out, sizeof(out));
+	CHECK(rc == 0, "rgroup gc --dry-run exit %d", rc);
+	snprintf(name, sizeof(name), "would remove %s/rgroup-", sgdir);
+	CHECK(strstr(out, name) != NULL, "the dry run lists our leftovers:\n%s", out);
+	CHECK(!strstr(out, fake_live) && !strstr(out, "rgroup-0-1-1"), "the dry run lists no live or foreign name");
+	snprintf(name, sizeof(name), "rgroup-%d-", (int)live);
+	CHECK(!strstr(out, name), "the dry run does not list the live process's groups");
+	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1 + left,
+	      "the dry run removed nothing");
+
+	/* The real thing, on our system group only. */
+	rc = run_tool(tool, sgdir, NULL, out, sizeof(out));
+	CHECK(rc == 0, "rgroup gc DIR exit %d", rc);
+	snprintf(name, sizeof(name), "%d directories removed", left);
+	CHECK(strstr(out, name) != NULL, "the command removed %d:\n%s", left, out);
+	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1,
+	      "only the live process's groups and the live-owner directory remain");
+	CHECK(live_intact(), "the live process's groups are intact after the command");
+	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
+		CHECK(exists_in_sg(fake_foreign[i]), "%s (not ours) stays", fake_foreign[i]);
+	rc = run_tool(tool, "/nonexistent-rgroup-test", NULL, out, sizeof(out));
+	CHECK(rc == 1, "a missing DIR exits 1 (%d)", rc);
+	rc = run_tool(tool, "--no-such-option", NULL, out, sizeof(out));
+	CHECK(rc == 2, "bad usage exits 2 (%d)", rc);
+}
+
+static void teardown(void)
+{
+	char c;
+	close(live_cmd);
+	CHECK(read(live_ack, &c, 1) == 0, "the live process exits");
+	close(live_ack);
+	int status = 0;
+	waitpid(live, &status, 0);
+	live = -1;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live process exited cleanly");
+	/* Its library removed its own groups on the way out. */
+	for (int i = 0; i < 100 && count_tree(sgdir, 0, 0) > 1; i++)
+		rgt_sleep(0.01);
+	CHECK(count_tree(sgdir, 0, 0) == 1, "only the live-owner directory is left (%d)",
+	      count_tree(sgdir, 0, 0));
+}
+
+static const struct rgt_case cases[] = {
+	{ "setup", setup },
+	{ "kill-at-start", kill_at_start },
+	{ "kill-while-creating", kill_while_creating },
+	{ "kill-while-weighting", kill_while_weighting },
+	{ "gc-library", collect_lib },
+	{ "gc-command", collect_command },
+	{ "teardown", teardown },
+};
+
+int main(int argc, char **argv)
+{
+	/* The cases build on each other: no filter. */
+	(void)argc;
+	(void)argv;
+	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), 1, argv);
+}
