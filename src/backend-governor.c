@@ -14,10 +14,12 @@
  * left idle). The model divides the process's allowed CPUs; what the
  * process really obtains depends on the rest of the machine, so budgets are
  * used as proportions, not as amounts: at each check within the period
- * (every 2 ms with few threads), among the runnable entities under one
- * parent, one whose progress (used / budget) is ahead of the slowest by more
- * than a margin has its threads paused until the others catch up, at the
- * latest until the next period. Pausing is one real-time signal
+ * (every 2 ms with few threads), among the entities under one parent that
+ * had a demand, one whose progress (used and owed, over its fair share) is
+ * ahead of the slowest by more than a margin has its threads paused until
+ * the others catch up, at the latest until the next period; what it used
+ * beyond its share is owed into the next periods (at most two periods'
+ * worth). Pausing is one real-time signal
  * (SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for SIGRTMIN+N), sent with
  * rt_tgsigqueueinfo() so that the handler finds its gate (a futex word) in
  * si_value without a lookup. The handler:
@@ -79,8 +81,7 @@ struct ent {
 	uint64_t used_ns;          /* this period, its subtree */
 	uint64_t used_tick;        /* in the last check interval */
 	int paused;
-	int runnable;              /* ran lately, or is paused */
-	int idle_ticks;            /* checks since it last ran */
+	int runnable;              /* had a demand this period, or is paused */
 	uint64_t paused_ns;        /* its threads' paused time, this period */
 };
 
@@ -455,7 +456,6 @@ static uint64_t start_period(uint64_t last_len)
 		period = PERIOD_NS * (gov.nt / 100); /* bound the overhead */
 	for (int e = 0; e < gov.ne; e++) {
 		gov.e[e].fair_ns = m.nodes[e].share * period;
-		gov.e[e].idle_ticks = m.nodes[e].share > 0 ? 0 : 4;
 		gov.e[e].debt_ns = 0;
 		for (int k = 0; gov.e[e].node_id && k < gov.ndebt; k++)
 			if (gov.debt[k].id == gov.e[e].node_id)
@@ -505,12 +505,13 @@ static void subtick(void)
 			gov.e[e].used_tick += d;
 		}
 	}
-	/* Runnable: ran within the last few checks. The kernel gives each of
-	 * several busy threads on a CPU a slice of some milliseconds, so one
-	 * check without CPU does not mean a group went to sleep. */
+	/* Runnable: it had a demand when the period began (its fair share is
+	 * not zero). Whether it ran since the last check says little: on a
+	 * busy CPU the kernel gives each thread a slice now and then. An entity
+	 * that falls asleep mid-period holds its siblings back at most until
+	 * the period ends, when its demand is measured again. */
 	for (int e = 0; e < gov.ne; e++) {
-		gov.e[e].idle_ticks = gov.e[e].used_tick ? 0 : gov.e[e].idle_ticks + 1;
-		gov.e[e].runnable = gov.e[e].idle_ticks < 4 || gov.e[e].paused;
+		gov.e[e].runnable = gov.e[e].fair_ns > 0 || gov.e[e].paused;
 		slowest[e] = 1e18;
 	}
 	/* A paused group counts as runnable for its parent. */
