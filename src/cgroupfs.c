@@ -23,6 +23,9 @@
 
 int rgroup__cg_open(int dirfd, const char *file, int flags)
 {
+	int f = rgroup__fault();
+	if (f < 0)
+		return f;
 	int fd = openat(dirfd, file, flags | O_CLOEXEC | O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
 }
@@ -32,7 +35,10 @@ int rgroup__cg_write_fd(int fd, const char *val)
 {
 	size_t n = strlen(val);
 	ssize_t r;
+	int f = rgroup__fault();
 
+	if (f < 0)
+		return f;
 	do
 		r = pwrite(fd, val, n, 0);
 	while (r < 0 && errno == EINTR);
@@ -64,7 +70,10 @@ int rgroup__cg_write(int dirfd, const char *file, const char *val)
 int rgroup__cg_read_fd(int fd, char *buf, size_t len)
 {
 	size_t off = 0;
+	int f = rgroup__fault();
 
+	if (f < 0)
+		return f;
 	if (!len)
 		return -EINVAL;
 	for (;;) {
@@ -123,7 +132,10 @@ int rgroup__cg_mkdir(int dirfd, const char *path)
 	char parent[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	struct stat st;
+	int f = rgroup__fault();
 
+	if (f < 0)
+		return f;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? path : ".");
 	if (fstatat(dirfd, parent, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -135,6 +147,10 @@ int rgroup__cg_mkdir(int dirfd, const char *path)
 
 int rgroup__cg_rmdir(int parentfd, const char *name)
 {
+	int f = rgroup__fault();
+
+	if (f < 0)
+		return f;
 	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 

@@ -60,7 +60,7 @@ static struct {
 	pid_t keeper_tid;
 	int reap_wanted;
 	struct rgroup__node *stale_top;   /* a fork child's copy of the parent's */
-	struct rgroup__node *stale_spares; /* tree, freed at its first call */
+	struct rgroup__node *stale_spares; /* tree, freed at its first group */
 } st = { .cond = PTHREAD_COND_INITIALIZER };
 
 static __thread struct rgroup__thread self;
@@ -95,11 +95,6 @@ static void core_lock(void)
 {
 	rgroup__in_lib++;
 	pthread_mutex_lock(&lock);
-	if (st.stale_top || st.stale_spares) {
-		free_tree(st.stale_top);
-		free_tree(st.stale_spares);
-		st.stale_top = st.stale_spares = NULL;
-	}
 }
 
 static void core_unlock(void)
@@ -767,8 +762,8 @@ static void free_tree(struct rgroup__node *list)
 /*
  * Rule 7: the child begins in the sgroup with an empty tree. This runs in
  * the child of a multi-threaded process, so it only closes descriptors and
- * resets state; the parent's tree is freed on the child's first call into
- * the library (free() here is not async-signal-safe). The lock, taken in
+ * resets state; the parent's tree is freed when the child makes its first
+ * group (free() here is not async-signal-safe). The lock, taken in
  * fork_prepare() by this very thread, is released, not re-initialised.
  */
 static void fork_child(void)
@@ -974,6 +969,14 @@ static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 	}
 	if (!st.starttime)
 		st.starttime = rgroup__self_starttime();
+	/* A fork child frees its copy of the parent's tree here, at its first
+	 * group, not earlier: a child that only asks or execs never calls the
+	 * allocator, which is not safe in every fork child (sanitizers). */
+	if (st.stale_top || st.stale_spares) {
+		free_tree(st.stale_top);
+		free_tree(st.stale_spares);
+		st.stale_top = st.stale_spares = NULL;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &st.last_create);
 	/* Rule 6: a top-level rgroup starts at its creator's nice, a nested
 	 * one at 0 (it only divides time the process already has). */
@@ -983,6 +986,9 @@ static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 		n->id = ++st.next_id;
 		goto linked;
 	}
+	r = rgroup__fault();
+	if (r < 0)
+		return r;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -1064,7 +1070,9 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 		core_lock();
 		goto undo;
 	}
-	r = pthread_create(thread, attr, trampoline, s);
+	r = -rgroup__fault();
+	if (r == 0)
+		r = pthread_create(thread, attr, trampoline, s);
 	if (r == 0) {
 		handoff_wait(&s->state);
 		r = s->result < 0 ? -s->result : 0;

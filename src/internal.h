@@ -139,6 +139,25 @@ void rgroup__exec_failed(void);
  * directory names so that a reused pid is not mistaken for the owner. */
 uint64_t rgroup__self_starttime(void);
 
+/* ---- fault.c: fault injection, only in the test variant ---------------- */
+
+/*
+ * Every cgroupfs helper, and the core's allocation and thread creation, ask
+ * rgroup__fault() first: in the library it is nothing; in the test variant
+ * (built with RGROUP_FAULT_INJECTION, test/system/test-faults.c) the Nth
+ * call returns the armed error.
+ */
+#ifdef RGROUP_FAULT_INJECTION
+int rgroup__fault(void);
+void rgroup__fault_arm(long nth, int err);   /* nth < 0: disarm */
+long rgroup__fault_left(void);               /* < 0: it has fired */
+#else
+static inline int rgroup__fault(void)
+{
+	return 0;
+}
+#endif
+
 /* ---- cgroupfs.c: what both cgroup backends share ------------------- */
 
 /* The state of one cgroup backend: its variant and the attached sgroup. */
