@@ -202,6 +202,9 @@ static int cmp_tid(const void *a, const void *b)
 static struct gthread *find(pid_t tid)
 {
 	struct gthread key = { .tid = tid };
+
+	if (!gov.nt)
+		return NULL;
 	return bsearch(&key, gov.t, gov.nt, sizeof(key), cmp_tid);
 }
 
@@ -711,8 +714,7 @@ static void gov_fork_child(void *priv)
 	gov.alive = 0;
 	gov.stop = 0;
 	gov.ngroups = 0;
-	gov.t = NULL; /* the parent's array: left, not freed (async-signal-safe) */
-	gov.nt = gov.capt = 0;
+	gov.nt = 0; /* the array is kept for reuse: no allocator in a fork child */
 	gov.ne = 0;
 }
 

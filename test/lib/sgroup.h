@@ -296,11 +296,11 @@ static inline void *rgt_worker_main(void *p)
 					     rgt_worker_main, &w->kids[i]);
 		if (r && !w->err)
 			w->err = r;
-		while (!r && !w->kids[i].ready)
+		while (!r && !__atomic_load_n(&w->kids[i].ready, __ATOMIC_ACQUIRE))
 			rgt_sleep(0.001);
 	}
 	__atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
-	while (!w->stop) {
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
 		if (w->spin)
 			w->counter++;
 		else
@@ -314,7 +314,7 @@ static inline void rgt_worker_stop(struct rgt_worker *w)
 {
 	for (int i = 0; i < w->nkids; i++)
 		rgt_worker_stop(&w->kids[i]);
-	w->stop = 1;
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(w->thread, NULL);
 }
 

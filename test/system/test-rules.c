@@ -182,11 +182,11 @@ static void rule3_auto_destroy(void)
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
 	if (!rgt_kernel()) {
 		/* The governor: the groups are gone from the list. */
-		t.stop = 1;
+		__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(t.thread, NULL);
 		rgt_sleep(0.3);
 		CHECK(rgroup_list(NULL, 0) == 2, "a group with a child stays (%d)", rgroup_list(NULL, 0));
-		kid.stop = 1;
+		__atomic_store_n(&kid.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(kid.thread, NULL);
 		CHECK(rgt_wait_no_groups(0.5) == 0, "both gone within 0.5 s");
 		return;
@@ -195,12 +195,12 @@ static void rule3_auto_destroy(void)
 	dir_of(group_of(kid.tid), cdir, sizeof(cdir));
 	CHECK(rgt_exists(pdir) && rgt_exists(cdir), "both directories exist");
 	/* The parent's own thread leaves first: it has a child, so it stays. */
-	t.stop = 1;
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t.thread, NULL);
 	rgt_sleep(0.6);
 	CHECK(rgt_exists(pdir), "a group with a child rgroup stays after its last thread");
 	CHECK(rgroup_list(NULL, 0) == 2, "two groups still listed (%d)", rgroup_list(NULL, 0));
-	kid.stop = 1;
+	__atomic_store_n(&kid.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(kid.thread, NULL);
 	double tc = time_until_gone(cdir, 2.0), tp = time_until_gone(pdir, 2.0);
 	fprintf(stderr, "  removed after %.3f s (child) / %.3f s (parent)\n", tc, tp);
