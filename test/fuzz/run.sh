@@ -25,6 +25,8 @@ else
 fi
 
 status=0
+passed=0
+failed=0
 for t in $targets; do
 	bin="$out/fuzz-$t"
 	"$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
@@ -40,9 +42,12 @@ for t in $targets; do
 		echo "FAIL fuzz-$t: see $out/fuzz-$t.log and $out/crash-$t-*"
 		tail -30 "$out/fuzz-$t.log"
 		status=1
+		failed=$((failed + 1))
 	else
 		grep -E '^stat::number_of_executed_units' "$out/fuzz-$t.log" || true
+		passed=$((passed + 1))
 	fi
 done
 echo "output in $out"
+echo "$passed passed, $failed failed"
 exit $status
