@@ -499,7 +499,7 @@ static int recycle(struct rgroup__node *n)
 	unsigned int len = 0;
 	uint64_t ns;
 
-	if (st.dismantled || st.nspares >= SPARE_MAX_TOTAL ||
+	if (!n->bound || st.dismantled || st.nspares >= SPARE_MAX_TOTAL ||
 	    ms_since(&st.last_create) >= SPARE_MS)
 		return 0;
 	for (struct rgroup__node *p = *pool; p; p = p->next)
@@ -1162,6 +1162,8 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 		r = st.be->set_nice(st.be->priv, n, nice);
 	if (r == 0)
 		n->nice = nice;
+	else if (r == -ENOENT || r == -ENODEV)
+		st.be->destroy(st.be->priv, n); /* removed by hand: it is gone */
 	core_unlock();
 	if (r < 0) {
 		errno = -r;
