@@ -258,6 +258,8 @@ static inline void rgt_sg_cleanup(void)
 	/* The library removes its groups within 0.5 s; give it a moment. */
 	for (int i = rgt_sg.nmade - 1; i >= 0; i--) {
 		rgt_cg_dir(rgt_sg.made[i], dir, sizeof(dir));
+		/* A child the test killed may have left groups here. */
+		rgroup_gc(dir);
 		for (int tries = 0; tries < 100 && rmdir(dir) < 0 && errno == EBUSY; tries++)
 			rgt_sleep(0.02);
 		if (rgt_exists(dir))
