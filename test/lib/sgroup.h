@@ -204,6 +204,68 @@ static inline void rgt_sg_enter(char *out, size_t len)
 		rgt_skip_all("cannot move into the test system group %s", out);
 }
 
+/* Directories named rgroup-<pid>-... at and below dir (pid 0: any owner;
+ * nested groups carry their owner's pid too). */
+static inline int rgt_count_groups_at(const char *dir, pid_t pid, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		pid_t p;
+		uint64_t start, id;
+		char sub[PATH_MAX + 300];
+
+		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0)
+			continue;
+		if (depth == 0 && pid && p != pid)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		n += 1 + rgt_count_groups_at(sub, pid, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static inline int rgt_count_groups(const char *dir, pid_t pid)
+{
+	return rgt_count_groups_at(dir, pid, 0);
+}
+
+/* Open descriptors of this process. */
+static inline int rgt_fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own descriptor */
+}
+
+/* The library's keeper opens a file now and then (/proc reads, the v2
+ * clean-up's directory scan): a single count can catch one in flight. The
+ * steady count is the smallest of a few samples. */
+static inline int rgt_fd_steady(void)
+{
+	int best = rgt_fd_count();
+
+	for (int i = 0; i < 10; i++) {
+		rgt_sleep(0.02);
+		int n = rgt_fd_count();
+		if (n < best)
+			best = n;
+	}
+	return best;
+}
+
 /* Directories of this process's groups in the test's system groups. The
  * library keeps emptied groups as spares for up to 0.5 s after its last
  * creation (the fast path), so "gone" is waited for, not assumed. */
@@ -213,15 +275,7 @@ static inline int rgt_own_dirs(void)
 	for (int i = 0; i < rgt_sg.nmade; i++) {
 		char dir[PATH_MAX];
 		rgt_cg_dir(rgt_sg.made[i], dir, sizeof(dir));
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			pid_t p;
-			uint64_t st, id;
-			n += rgroup__parse_dirname(e->d_name, &p, &st, &id) == 0 && p == getpid();
-		}
-		if (d)
-			closedir(d);
+		n += rgt_count_groups(dir, getpid());
 	}
 	return n;
 }

@@ -51,36 +51,6 @@ static void count_err(int e)
 		__atomic_add_fetch(&err_other, 1, __ATOMIC_RELAXED);
 }
 
-static int fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;  /* the directory's own descriptor */
-}
-
-/* The library's keeper opens a file now and then (/proc reads, the v2
- * clean-up's directory scan): a single count can catch one in flight. The
- * steady count is the smallest of a few samples. */
-static int fd_steady(void)
-{
-	int best = fd_count();
-
-	for (int i = 0; i < 10; i++) {
-		rgt_sleep(0.02);
-		int n = fd_count();
-		if (n < best)
-			best = n;
-	}
-	return best;
-}
-
 static long rss_kb(void)
 {
 	char buf[256];
@@ -90,30 +60,6 @@ static long rss_kb(void)
 	    sscanf(buf, "%ld %ld", &size, &res) != 2)
 		return -1;
 	return res * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-/* Our rgroup directories at and below dir. */
-static int count_ours(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		pid_t p;
-		uint64_t start, id;
-		char sub[PATH_MAX + 300];
-
-		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0 ||
-		    p != getpid())
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		n += 1 + count_ours(sub);
-	}
-	closedir(d);
-	return n;
 }
 
 /* One lifetime. arg: its ticket, plus NESTED for a lifetime that another
@@ -207,14 +153,14 @@ static void churn(void)
 
 	/* The descriptors before the library's first use; the library opens
 	 * its own at first use and closes them when it has no group left. */
-	fdpre = fd_count();
+	fdpre = rgt_fd_count();
 	CHECK(rgroup_thread_create(&warm, NULL, RGROUP_NEW, life, (void *)NESTED) == 0, "warm-up");
 	pthread_join(warm, NULL);
 	/* ... and its spare group (kept a moment for the next creation)
 	 * goes: then the count is the library's steady state. */
-	for (int i = 0; i < 300 && count_ours(sgdir) > 0; i++)
+	for (int i = 0; i < 300 && rgt_count_groups(sgdir, getpid()) > 0; i++)
 		rgt_sleep(0.01);
-	fd0 = fd_steady();
+	fd0 = rgt_fd_steady();
 
 	t0 = rgt_now();
 	for (long i = 0; i < CREATORS; i++) {
@@ -229,7 +175,7 @@ static void churn(void)
 	while (__atomic_load_n(&taken, __ATOMIC_RELAXED) < total) {
 		long done = __atomic_load_n(&taken, __ATOMIC_RELAXED);
 		long r = rss_kb();
-		int nfd = fd_count();
+		int nfd = rgt_fd_count();
 		if (nfd > fdmax)
 			fdmax = nfd;
 		if (rss_warm < 0 && done >= total / 10)
@@ -250,10 +196,10 @@ static void churn(void)
 
 	/* Spare groups vanish a moment after the last creation (rule 3). */
 	CHECK(rgt_wait_no_groups(3.0) == 0, "the library still lists %d rgroups", rgroup_list(NULL, 0));
-	for (int i = 0; i < 300 && (left = count_ours(sgdir)) > 0; i++)
+	for (int i = 0; i < 300 && (left = rgt_count_groups(sgdir, getpid())) > 0; i++)
 		rgt_sleep(0.01);
 	dirs = left;
-	fd1 = fd_steady();
+	fd1 = rgt_fd_steady();
 
 	for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++)
 		if (errs[e]) {

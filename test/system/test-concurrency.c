@@ -199,43 +199,6 @@ static int group_dir(rgroup_id_t id, char *out, size_t len)
 	return 0;
 }
 
-static int fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
-
-static int count_ours(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		pid_t p;
-		uint64_t start, id;
-		char sub[PATH_MAX + 300];
-
-		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0 ||
-		    p != getpid())
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		n += 1 + count_ours(sub);
-	}
-	closedir(d);
-	return n;
-}
-
 /* At a quiet point: the library, the slots and the kernel agree. */
 static int check_quiet(void)
 {
@@ -308,10 +271,10 @@ static int check_quiet(void)
 		}
 	}
 	/* Directories: the listed groups plus at most the spares. */
-	int dirs = count_ours(sgdir);
+	int dirs = rgt_count_groups(sgdir, getpid());
 	CHECK(dirs >= n, "%d directories for %d rgroups", dirs, n);
 	fprintf(stderr, "  quiet point: %d rgroups listed (settled in %.0f ms), %d directories (spares included), %d fds\n",
-		n, settle * 1000, dirs, fd_count());
+		n, settle * 1000, dirs, rgt_fd_count());
 	return bad;
 }
 
@@ -381,7 +344,7 @@ static void workload(double secs)
 
 	CHECK(rgt_wait_no_groups(3.0) == 0, "%d rgroups still listed", rgroup_list(NULL, 0));
 	int left = 0;
-	for (int i = 0; i < 300 && (left = count_ours(sgdir)) > 0; i++)
+	for (int i = 0; i < 300 && (left = rgt_count_groups(sgdir, getpid())) > 0; i++)
 		rgt_sleep(0.01);
 	CHECK(left == 0, "%d rgroup directories left", left);
 }

@@ -58,32 +58,6 @@ static void *outer_main(void *p)
 	return NULL;
 }
 
-static int fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
-
-/* The keeper opens files now and then: the smallest of a few samples. */
-static int fd_steady(void)
-{
-	int best = fd_count();
-	for (int i = 0; i < 5; i++) {
-		rgt_sleep(0.01);
-		int n = fd_count();
-		if (n < best)
-			best = n;
-	}
-	return best;
-}
-
 static int known_error(int e)
 {
 	for (int i = 0; i < NERRS; i++)
@@ -104,7 +78,7 @@ static void every_call_fails_in_turn(void)
 	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, outer_main, &warm) == 0, "warm-up");
 	pthread_join(t, NULL);
 	CHECK(rgt_wait_no_groups(3.0) == 0, "warm-up groups removed");
-	fds0 = fd_steady();
+	fds0 = rgt_fd_steady();
 
 	for (k = 1; k < 200; k++) {
 		int err = errs[k % NERRS];
@@ -134,7 +108,7 @@ static void every_call_fails_in_turn(void)
 		/* Consistent and clean afterwards; the next call works. */
 		CHECK(rgt_wait_no_groups(3.0) == 0, "k=%d (%s): %d groups still listed, %d directories",
 		      k, strerror(err), rgroup_list(NULL, 0), rgt_own_dirs());
-		int fds = fd_steady();
+		int fds = rgt_fd_steady();
 		CHECK(fds == fds0, "k=%d (%s): %d descriptors, %d before", k, strerror(err), fds, fds0);
 		struct outer next = { 0 };
 		r = rgroup_thread_create(&t, NULL, RGROUP_NEW, outer_main, &next);

@@ -62,31 +62,6 @@ static void remove_fakes(void)
 	rgroup_gc(sgdir);
 }
 
-/* Directories named rgroup-<pid>-... at and below `dir`; pid 0: any owner. */
-static int count_tree(const char *dir, pid_t pid, int depth)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		pid_t p;
-		uint64_t start, id;
-		char sub[PATH_MAX + 300];
-
-		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0)
-			continue;
-		if (depth == 0 && pid && p != pid)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		n += 1 + count_tree(sub, pid, depth + 1);
-	}
-	closedir(d);
-	return n;
-}
-
 static int exists_in_sg(const char *name)
 {
 	char path[PATH_MAX + 128];
@@ -201,7 +176,7 @@ static int one_kill(enum scenario s)
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	left = count_tree(sgdir, pid, 0);
+	left = rgt_count_groups(sgdir, pid);
 	return left;
 }
 
@@ -316,8 +291,8 @@ static void setup(void)
 	live_ack = ack[0];
 	char c = 0;
 	CHECK(read(live_ack, &c, 1) == 1 && c == 'r', "the live rgroup process started");
-	CHECK(count_tree(sgdir, live, 0) == 3, "the live process has 3 directories (%d)",
-	      count_tree(sgdir, live, 0));
+	CHECK(rgt_count_groups(sgdir, live) == 3, "the live process has 3 directories (%d)",
+	      rgt_count_groups(sgdir, live));
 	CHECK(!exists_in_sg(fake_reused), "the reused-pid directory was collected at attach");
 	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
 }
@@ -350,7 +325,7 @@ static void kill_while_weighting(void) { kills(WHILE_WEIGHTING, "killed while ch
 
 static void collect_lib(void)
 {
-	int before = count_tree(sgdir, 0, 0) - count_tree(sgdir, live, 0) - 1; /* - fake_live */
+	int before = rgt_count_groups(sgdir, 0) - rgt_count_groups(sgdir, live) - 1; /* - fake_live */
 	int r = -1;
 
 	/* A reaped victim's directories are empty; EBUSY would mean a task
@@ -362,15 +337,15 @@ static void collect_lib(void)
 			break;
 		}
 		r = (r < 0 ? 0 : r) + n;
-		if (count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1)
+		if (rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1)
 			break;
 		rgt_sleep(0.02);
 	}
 	fprintf(stderr, "  rgroup_gc removed %d of %d leftover directories\n", r, before);
 	CHECK(r == before, "rgroup_gc() = %d, %d leftovers", r, before);
-	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1,
+	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1,
 	      "only the live process's groups and the live-owner directory remain (%d, %d)",
-	      count_tree(sgdir, 0, 0), count_tree(sgdir, live, 0));
+	      rgt_count_groups(sgdir, 0), rgt_count_groups(sgdir, live));
 	CHECK(live_intact(), "the live process's groups are intact after rgroup_gc");
 	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
 	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
@@ -435,7 +410,7 @@ static void collect_command(void)
 	for (int i = 0; i < 3; i++)
 		one_kill(i % 2 ? WHILE_CREATING : AT_START);
 	one_kill(WHILE_WEIGHTING);
-	left = count_tree(sgdir, 0, 0) - count_tree(sgdir, live, 0) - 1;
+	left = rgt_count_groups(sgdir, 0) - rgt_count_groups(sgdir, live) - 1;
 	CHECK(left > 0, "the victims left something for the command (%d)", left);
 
 	/* --dry-run over the whole hierarchy lists ours and removes nothing.
@@ -448,7 +423,7 @@ static void collect_command(void)
 	CHECK(!strstr(out, fake_live) && !strstr(out, "rgroup-0-1-1"), "the dry run lists no live or foreign name");
 	snprintf(name, sizeof(name), "rgroup-%d-", (int)live);
 	CHECK(!strstr(out, name), "the dry run does not list the live process's groups");
-	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1 + left,
+	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1 + left,
 	      "the dry run removed nothing");
 
 	/* The real thing, on our system group only. */
@@ -456,7 +431,7 @@ static void collect_command(void)
 	CHECK(rc == 0, "rgroup gc DIR exit %d", rc);
 	snprintf(name, sizeof(name), "%d directories removed", left);
 	CHECK(strstr(out, name) != NULL, "the command removed %d:\n%s", left, out);
-	CHECK(count_tree(sgdir, 0, 0) == count_tree(sgdir, live, 0) + 1,
+	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1,
 	      "only the live process's groups and the live-owner directory remain");
 	CHECK(live_intact(), "the live process's groups are intact after the command");
 	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
@@ -478,10 +453,10 @@ static void teardown(void)
 	live = -1;
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live process exited cleanly");
 	/* Its library removed its own groups on the way out. */
-	for (int i = 0; i < 100 && count_tree(sgdir, 0, 0) > 1; i++)
+	for (int i = 0; i < 100 && rgt_count_groups(sgdir, 0) > 1; i++)
 		rgt_sleep(0.01);
-	CHECK(count_tree(sgdir, 0, 0) == 1, "only the live-owner directory is left (%d)",
-	      count_tree(sgdir, 0, 0));
+	CHECK(rgt_count_groups(sgdir, 0) == 1, "only the live-owner directory is left (%d)",
+	      rgt_count_groups(sgdir, 0));
 }
 
 static const struct rgt_case cases[] = {
