@@ -9,9 +9,9 @@
  * for threads that ran) and asks the reference model (model.c) for each
  * entity's ideal share: plain threads of the process at their nice weight,
  * each rgroup at its PRIO_RGRP weight, nested groups inside their parent's
- * share. A thread's demand is the share of the period it was runnable (1
- * if it was paused), so idle groups give their share away (the CPU is not
- * left idle). The model divides the process's allowed CPUs; what the
+ * share. A thread's demand is the CPU it would use if it never waited,
+ * run / (period - wait) (1 if it was paused), so idle groups give their
+ * share away (the CPU is not left idle). The model divides the process's allowed CPUs; what the
  * process really obtains depends on the rest of the machine, so budgets are
  * used as proportions, not as amounts: at each check within the period
  * (every 2 ms with few threads), among the entities under one parent that
@@ -63,6 +63,7 @@
 #define SUBTICKS_FINE  10         /* checks per period, few threads */
 #define SUBTICKS       4          /* ... many threads */
 #define MARGIN         0.05       /* progress lead that pauses an entity */
+#define DEBT_PERIODS   10         /* at most this many periods' share owed */
 #define MAX_ENT        MODEL_MAX_NODES
 #define MAX_GATES      8192
 #define DEFAULT_SIGNAL 7          /* SIGRTMIN + 7 */
@@ -82,6 +83,8 @@ struct ent {
 	uint64_t used_tick;        /* in the last check interval */
 	int paused;
 	int runnable;              /* had a demand this period, or is paused */
+	int capped;                /* its share covers all it wants: it does
+	                            * not compete for more */
 	uint64_t paused_ns;        /* its threads' paused time, this period */
 };
 
@@ -381,8 +384,8 @@ static uint64_t start_period(uint64_t last_len)
 		double d = gov.e[e].debt_ns + gov.e[e].used_ns - gov.e[e].fair_ns * scale;
 		if (!gov.contended || d < 0)
 			d = 0;
-		if (d > 2 * gov.e[e].fair_ns)
-			d = 2 * gov.e[e].fair_ns; /* a burst is not paid for forever */
+		if (d > DEBT_PERIODS * gov.e[e].fair_ns)
+			d = DEBT_PERIODS * gov.e[e].fair_ns; /* not paid for forever */
 		if (gov.e[e].node_id && gov.ndebt < 1024) {
 			gov.debt[gov.ndebt].id = gov.e[e].node_id;
 			gov.debt[gov.ndebt++].ns = d;
@@ -414,8 +417,8 @@ static uint64_t start_period(uint64_t last_len)
 		t->ent = add_ent(parent, 0, rgroup__nice_to_weight(nice));
 	}
 
-	/* Demand: the share of the last period a thread was runnable (run +
-	 * runqueue wait); 1 if it was paused or is new. */
+	/* Demand: the CPU a thread would have used had it not waited (from
+	 * schedstat); 1 if it was paused or is new. */
 	model_init(&m);
 	for (int e = 0; e < gov.ne; e++)
 		leaf_of_thread[e] = -1;
@@ -430,8 +433,13 @@ static uint64_t start_period(uint64_t last_len)
 				t->wait_last = wait;
 			}
 		} else if (t->period_used && schedstat(t->tid, &run, &wait) == 0) {
+			/* What it would use if it never waited for the CPU:
+			 * run / (run + sleep) = run / (period - wait). 1 for
+			 * a busy thread; small for one that mostly sleeps,
+			 * however long a crowded CPU keeps it waiting. */
+			double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
 			if (last_len)
-				d = (double)(run - t->run_last + wait - t->wait_last) / last_len;
+				d = last_len - w > r ? r / (last_len - w) : 1;
 			t->run_last = run;
 			t->wait_last = wait;
 		}
@@ -459,6 +467,7 @@ static uint64_t start_period(uint64_t last_len)
 		period = PERIOD_NS * (gov.nt / 100); /* bound the overhead */
 	for (int e = 0; e < gov.ne; e++) {
 		gov.e[e].fair_ns = m.nodes[e].share * period;
+		gov.e[e].capped = m.nodes[e].share >= m.nodes[e].total_demand * 0.999;
 		gov.e[e].debt_ns = 0;
 		for (int k = 0; gov.e[e].node_id && k < gov.ndebt; k++)
 			if (gov.debt[k].id == gov.e[e].node_id)
@@ -521,14 +530,18 @@ static void subtick(void)
 	for (int e = gov.ne - 1; e > 0; e--)
 		if (gov.e[e].runnable && gov.e[gov.e[e].parent].paused)
 			gov.e[gov.e[e].parent].runnable = 1;
+	/* The pace is set by the siblings that want more than they get: one
+	 * whose share covers its whole demand (a thread that mostly sleeps)
+	 * is not held back and holds nobody back. */
 	for (int e = 1; e < gov.ne; e++) {
 		int p = gov.e[e].parent;
-		if (gov.e[e].runnable && gov.e[e].fair_ns > 0 && progress(e) < slowest[p])
+		if (gov.e[e].runnable && !gov.e[e].capped && gov.e[e].fair_ns > 0 &&
+		    progress(e) < slowest[p])
 			slowest[p] = progress(e);
 	}
 	for (int e = 1; e < gov.ne; e++) {
 		int p = gov.e[e].parent;
-		int ahead = gov.contended && gov.e[e].runnable &&
+		int ahead = gov.contended && gov.e[e].runnable && !gov.e[e].capped &&
 			    slowest[p] < 1e17 && progress(e) > slowest[p] + MARGIN;
 		gov.e[e].paused = ahead || (p > 0 && gov.e[p].paused);
 	}
