@@ -43,7 +43,8 @@ extern "C" {
  * no backend can enforce rgroups; without the flag creation always works,
  * like pthread_create), pthread_create's own errors, and the cgroupfs
  * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
- * limits), ENODEV, EBUSY, ENOMEM, EMFILE.
+ * limits, and the library's own: depth 32, 65536 groups), ENODEV, EBUSY,
+ * ENOMEM, EMFILE.
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);

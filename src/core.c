@@ -981,6 +981,9 @@ static int make_group(struct rgroup__node *parent, struct rgroup__node **out)
 	/* Rule 6: a top-level rgroup starts at its creator's nice, a nested
 	 * one at 0 (it only divides time the process already has). */
 	nice = parent ? 0 : my_nice();
+	if ((parent && parent->depth >= RGROUP__MAX_DEPTH) ||
+	    st.ngroups >= RGROUP__MAX_GROUPS)
+		return -ENOSPC;
 	n = take_spare(parent, nice);
 	if (n) {
 		n->id = ++st.next_id;

@@ -23,6 +23,10 @@
 #define RGROUP__EXPORT __attribute__((visibility("default")))
 
 #define RGROUP__FD_CACHE 256
+/* The library's own limits (cgroup v1 has no cgroup.max.depth or
+ * cgroup.max.descendants): beyond them RGROUP_NEW fails with ENOSPC. */
+#define RGROUP__MAX_DEPTH 32
+#define RGROUP__MAX_GROUPS 65536
 #define RGROUP__NICE_MIN (-20)
 #define RGROUP__NICE_MAX 19
 

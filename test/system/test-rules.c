@@ -651,6 +651,45 @@ static void bad_input(void)
 	CHECK(rgroup_info(1, NULL) == -EINVAL, "rgroup_info(NULL): -EINVAL");
 }
 
+/* A chain of threads, each in a new rgroup nested under its creator's, as
+ * deep as it goes: the library's depth limit (32) gives ENOSPC. */
+struct chain {
+	int depth;
+	int err;        /* what the creation one level down returned */
+	int *deepest;
+	int *last_err;
+};
+
+static void *chain_main(void *p)
+{
+	struct chain *c = p, next = { c->depth + 1, 0, c->deepest, c->last_err };
+	pthread_t t;
+
+	*c->deepest = c->depth;
+	if (c->depth >= 40)
+		return NULL; /* the test's own bound */
+	c->err = rgroup_thread_create(&t, NULL, RGROUP_NEW, chain_main, &next);
+	if (c->err == 0)
+		pthread_join(t, NULL);
+	else
+		*c->last_err = c->err;
+	return NULL;
+}
+
+static void depth_limit(void)
+{
+	int deepest = 0, last_err = 0;
+	struct chain c = { 1, 0, &deepest, &last_err };
+	pthread_t t;
+
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, chain_main, &c) == 0, "create");
+	pthread_join(t, NULL);
+	fprintf(stderr, "  deepest rgroup %d, then: %s\n", deepest, strerror(last_err));
+	CHECK(deepest == 32 && last_err == ENOSPC, "depth %d then error %d, expected 32 then ENOSPC",
+	      deepest, last_err);
+	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+}
+
 static const struct rgt_case cases[] = {
 	{ "rule1_creation", rule1_creation },
 	{ "rule1_plain_thread_joins", rule1_plain_thread_joins },
@@ -663,6 +702,7 @@ static const struct rgt_case cases[] = {
 	{ "rule7_exec", rule7_exec },
 	{ "rule9_sgroup_untouched", rule9_sgroup_untouched },
 	{ "bad_input", bad_input },
+	{ "depth_limit", depth_limit },
 };
 
 int main(int argc, char **argv)
