@@ -9,21 +9,13 @@
 
 static char sga[PATH_MAX], sgb[PATH_MAX];
 
+/* rgroup directories (any owner) at and below a system group. */
 static int rgroup_dirs_in(const char *cgpath)
 {
 	char dir[PATH_MAX];
-	int n = 0;
+
 	rgt_cg_dir(cgpath, dir, sizeof(dir));
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		pid_t p;
-		uint64_t s, id;
-		n += rgroup__parse_dirname(e->d_name, &p, &s, &id) == 0;
-	}
-	if (d)
-		closedir(d);
-	return n;
+	return rgt_count_groups(dir, 0);
 }
 
 /* Where the tree should be under sgroup base: "<base>/<g1>" and

@@ -209,26 +209,15 @@ static void rule3_auto_destroy(void)
 	CHECK(rgroup_list(NULL, 0) == 0, "no group listed");
 }
 
-/* Count directories named like ours for process pid in the sgroup dir. */
+/* Directories of process pid's groups in the test's system group. */
 static int dirs_of_pid(pid_t pid)
 {
 	char dir[PATH_MAX];
-	int n = 0;
 
 	if (!rgt_kernel())
 		return 0;
 	rgt_cg_dir(sg, dir, sizeof(dir));
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		pid_t p;
-		uint64_t s, id;
-		if (rgroup__parse_dirname(e->d_name, &p, &s, &id) == 0 && p == pid)
-			n++;
-	}
-	if (d)
-		closedir(d);
-	return n;
+	return rgt_count_groups(dir, pid);
 }
 
 /* A child process that makes rgroups with running threads, then ends:
@@ -275,10 +264,10 @@ static void rule3_process_end(void)
 	pid_t k = child_with_groups(1, &fd);
 	CHECK(read(fd, &c, 1) == 1, "child made its groups");
 	close(fd);
-	CHECK(!rgt_kernel() || dirs_of_pid(k) == 1, "the child's top-level group exists");
+	CHECK(!rgt_kernel() || dirs_of_pid(k) == 2, "the child's two groups exist (%d)", dirs_of_pid(k));
 	kill(k, SIGKILL);
 	waitpid(k, &status, 0);
-	CHECK(!rgt_kernel() || dirs_of_pid(k) == 1, "SIGKILL leaves the directory (nobody ran)");
+	CHECK(!rgt_kernel() || dirs_of_pid(k) == 2, "SIGKILL leaves the directories (nobody ran)");
 	/* The next rgroup process here cleans up at its first group. */
 	pid_t n = child_with_groups(0, &fd);
 	CHECK(read(fd, &c, 1) == 1, "next child made its groups");
