@@ -35,6 +35,8 @@
 static struct {
 	int v2;
 	int gov;                /* the governor: no kernel groups to look at */
+	int delegated;          /* RGROUP_TEST_DELEGATED: an unprivileged user in
+	                         * a delegated group, used as the sgroup as is */
 	char home[PATH_MAX];    /* the process's group when the test started */
 	char base[PATH_MAX];    /* where the test's groups are made */
 	char mount[PATH_MAX];   /* the hierarchy's mount point */
@@ -130,7 +132,8 @@ static inline void rgt_sg_init(void)
 		atexit(rgt_sg_cleanup);
 		return;
 	}
-	if (geteuid() != 0)
+	rgt_sg.delegated = getenv("RGROUP_TEST_DELEGATED") && atoi(getenv("RGROUP_TEST_DELEGATED"));
+	if (geteuid() != 0 && !rgt_sg.delegated)
 		rgt_skip_all("needs root to make system groups of its own (run the suite as root)");
 	if (rgroup_probe(be, why, sizeof(why)) < 0)
 		rgt_skip_all("backend %s cannot run here: %s", be, why);
@@ -154,7 +157,7 @@ static inline void rgt_sg_init(void)
 		else
 			*slash = '\0';
 	}
-	if (rgt_sg.v2) {
+	if (rgt_sg.v2 && !rgt_sg.delegated) {
 		char dir[PATH_MAX + 32], buf[256];
 		rgt_cg_dir(rgt_sg.base, dir, sizeof(dir));
 		strcat(dir, "/cgroup.subtree_control");
@@ -197,6 +200,13 @@ static inline int rgt_sg_move(const char *cgpath)
 /* Make a group and move in; the usual start of a system test. */
 static inline void rgt_sg_enter(char *out, size_t len)
 {
+	if (rgt_sg.delegated) {
+		/* The delegated group is the sgroup; nothing made, nothing moved. */
+		snprintf(out, len, "%s", rgt_sg.home);
+		snprintf(rgt_sg.made[0], PATH_MAX, "%s", rgt_sg.home);
+		rgt_sg.nmade = 1; /* looked at for leftovers, never removed */
+		return;
+	}
 	rgt_sg_make("main", out, len);
 	if (rgt_sg.gov)
 		return;
@@ -308,6 +318,8 @@ static inline void rgt_sg_cleanup(void)
 		return;
 	if (rgt_wait_no_groups(3.0) < 0)
 		fprintf(stderr, "  cleanup: the library still has %d rgroups\n", rgroup_list(NULL, 0));
+	if (rgt_sg.delegated)
+		return; /* the process's own group: not ours to remove */
 	rgt_sg_move(rgt_sg.home);
 	/* The library removes its groups within 0.5 s; give it a moment. */
 	for (int i = rgt_sg.nmade - 1; i >= 0; i--) {

@@ -432,6 +432,10 @@ static void rule6_permission(void)
 	munmap(pm, sizeof(*pm));
 
 	/* With CAP_SYS_NICE (root) a top-level group may go to -20. */
+	if (geteuid() != 0) {
+		fprintf(stderr, "  not root: the CAP_SYS_NICE case is covered by the root runs\n");
+		return;
+	}
 	struct rgt_worker t = { .set_nice = 1, .nice = -20 };
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0 && t.err == 0, "CAP_SYS_NICE: -20 (%s)", strerror(t.err));
 	rgt_worker_stop(&t);
@@ -618,8 +622,9 @@ static void bad_input(void)
 	CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "no group left (%d dirs, %d listed)",
 	      count_dirs() - before, rgroup_list(NULL, 0));
 
-	if (rgt_sg.v2) {
-		/* cgroup.max.descendants: the kernel refuses the directory. */
+	if (rgt_sg.v2 && !rgt_sg.delegated) {
+		/* cgroup.max.descendants: the kernel refuses the directory (a
+		 * delegated user cannot write it: the root runs cover this). */
 		char file[PATH_MAX + 32];
 		rgt_cg_dir(sg, file, sizeof(file));
 		strcat(file, "/cgroup.max.descendants");
