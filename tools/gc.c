@@ -144,33 +144,6 @@ static int is_dir_at(int dirfd, struct dirent *e)
 	return fstatat(dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* Print "would remove" for path and every rgroup directory below it,
- * children first (the order of removal); returns how many it listed. */
-static unsigned long list_tree(const char *path, int depth, int print)
-{
-	unsigned long n = 0;
-	DIR *d;
-	struct dirent *e;
-
-	if (depth <= GC_MAX_DEPTH && (d = opendir(path))) {
-		while ((e = readdir(d))) {
-			pid_t pid;
-			uint64_t start;
-			char sub[PATH_MAX];
-
-			if (!is_dir_at(dirfd(d), e) || parse_name(e->d_name, &pid, &start) < 0)
-				continue;
-			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
-				continue;
-			n += list_tree(sub, depth + 1, print);
-		}
-		closedir(d);
-	}
-	if (print)
-		printf("would remove %s\n", path);
-	return n + 1;
-}
-
 /* After rgroup_gc(): print each listed directory that is gone. */
 static void report_tree(struct gc_state *st, char **subs, size_t nsubs)
 {
@@ -186,7 +159,8 @@ static void report_tree(struct gc_state *st, char **subs, size_t nsubs)
 }
 
 /* Collect path and the rgroup directories below it into *v (children
- * first), for the report after removal. */
+ * first, the order of removal): listed by --dry-run, else reported on
+ * after removal. */
 static void collect_tree(const char *path, int depth, char ***v, size_t *n, size_t *cap)
 {
 	DIR *d;
@@ -254,17 +228,18 @@ static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse
 			if (owner_alive(pid, start))
 				continue;
 			dead++;
-			if (st->dry_run)
-				st->found += list_tree(sub, 1, 1);
-			else
-				collect_tree(sub, 1, &subs, &nsubs, &cap);
+			collect_tree(sub, 1, &subs, &nsubs, &cap);
 		} else if (recurse && depth < GC_MAX_DEPTH) {
 			gc_dir(st, sub, depth + 1, 1, 0);
 		}
 	}
 	closedir(d);
 
-	if (dead && !st->dry_run) {
+	if (st->dry_run) {
+		for (size_t i = 0; i < nsubs; i++)
+			printf("would remove %s\n", subs[i]);
+		st->found += nsubs;
+	} else if (dead) {
 		int r = rgroup_gc(path);
 		if (r < 0) {
 			fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(-r));
