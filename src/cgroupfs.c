@@ -3,13 +3,15 @@
  * cgroupfs.c - file and directory helpers both cgroup backends use.
  *
  * Learnt from systemd's cgroup-util: O_CLOEXEC always, one write() per
- * value, never follow a symlink (nothing is opened outside the process's
- * own subtree), and expect ENODEV/EBUSY/ENOENT races with the admin.
+ * value, never follow a symlink or cross a mount (nothing is opened outside
+ * the process's own subtree), and expect ENODEV/EBUSY/ENOENT races with the
+ * admin.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,13 +23,70 @@
 
 #include "internal.h"
 
+/*
+ * Open path below dirfd with no symlink in any of its names, no mount
+ * crossed and no step out of dirfd. Groups are reached by path from the
+ * sgroup's descriptor ("rgroup-a/rgroup-b/tasks"), where O_NOFOLLOW guards
+ * only the last name, and a file bound over a group's is no symlink at
+ * all. cgroupfs holds neither, but whoever may mount can plant them
+ * (test-admin does). openat2() (Linux 5.6) checks every step; where it is
+ * missing (ENOSYS) or a seccomp filter refuses it (EPERM, then openat()
+ * works), only the last name is guarded.
+ */
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+	static int no_openat2;
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
+	int fd, refused = 0;
+
+	if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
+		if (errno == ENOSYS)
+			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
+		else if (errno == EPERM)
+			refused = 1;
+		else
+			return -errno;
+	}
+	fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (refused) /* by a filter: openat() was allowed */
+		__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
+	return fd;
+}
+
+/* The directory holding the last name of path (below dirfd), opened as
+ * open_beneath() does, and that name. *pfd is dirfd itself when path is
+ * one name; else the caller closes it. */
+static int open_parent(int dirfd, const char *path, int *pfd, const char **name)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	*pfd = dirfd;
+	*name = path;
+	if (!slash)
+		return 0;
+	if ((size_t)(slash - path) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	*pfd = open_beneath(dirfd, parent, O_PATH | O_DIRECTORY);
+	*name = slash + 1;
+	return *pfd < 0 ? *pfd : 0;
+}
+
 int rgroup__cg_open(int dirfd, const char *file, int flags)
 {
 	int f = rgroup__fault();
 	if (f < 0)
 		return f;
-	int fd = openat(dirfd, file, flags | O_CLOEXEC | O_NOFOLLOW);
-	return fd < 0 ? -errno : fd;
+	return open_beneath(dirfd, file, flags);
 }
 
 /* cgroupfs takes a value in one write(); a short write is an error. */
@@ -129,29 +188,37 @@ int rgroup__cg_open_dir(const char *path)
  */
 int rgroup__cg_mkdir(int dirfd, const char *path)
 {
-	char parent[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	const char *name;
 	struct stat st;
-	int f = rgroup__fault();
+	int f = rgroup__fault(), pfd, r;
 
 	if (f < 0)
 		return f;
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 1,
-		 slash ? path : ".");
-	if (fstatat(dirfd, parent, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (mkdirat(dirfd, path, st.st_mode & 0777) < 0)
-		return -errno;
-	return 0;
+	r = open_parent(dirfd, path, &pfd, &name);
+	if (r < 0)
+		return r;
+	if (fstat(pfd, &st) < 0 || mkdirat(pfd, name, st.st_mode & 0777) < 0)
+		r = -errno;
+	if (pfd != dirfd)
+		close(pfd);
+	return r;
 }
 
-int rgroup__cg_rmdir(int parentfd, const char *name)
+int rgroup__cg_rmdir(int dirfd, const char *path)
 {
-	int f = rgroup__fault();
+	const char *name;
+	int f = rgroup__fault(), pfd, r;
 
 	if (f < 0)
 		return f;
-	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+	r = open_parent(dirfd, path, &pfd, &name);
+	if (r < 0)
+		return r;
+	if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	if (pfd != dirfd)
+		close(pfd);
+	return r;
 }
 
 int rgroup__cg_move_all(int dirfd, const char *tidsfile, int placefd)
@@ -217,7 +284,7 @@ static int remove_tree(int parentfd, const char *name, int depth)
 
 	if (depth > 64)
 		return 0;
-	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open_beneath(parentfd, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return 0;
 	d = fdopendir(fd);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "check.h"
@@ -86,6 +87,37 @@ static inline int rgt_read(const char *path, char *buf, size_t len)
 	close(fd);
 	buf[off] = '\0';
 	return r < 0 ? -1 : (int)off;
+}
+
+/* Run child(arg) in a new process with its stdout into out (NUL-ended, at
+ * most len - 1 bytes); child execs another program or exits. Returns the
+ * process's exit status, or -1 (killed by a signal, or no process). */
+static inline int rgt_capture(char *out, size_t len, void (*child)(void *), void *arg)
+{
+	size_t off = 0;
+	ssize_t n;
+	int p[2], st;
+
+	out[0] = '\0';
+	if (pipe(p) < 0)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		dup2(p[1], 1);
+		child(arg);
+		_exit(127);
+	}
+	close(p[1]);
+	while (pid > 0 && off < len - 1 && (n = read(p[0], out + off, len - 1 - off)) > 0)
+		off += (size_t)n;
+	out[off] = '\0';
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static inline int rgt_exists(const char *path)

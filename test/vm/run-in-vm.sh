@@ -6,8 +6,8 @@
 # holding busybox and the program.
 #
 # usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
-#                     [--user UID[:GID] --runas RUNAS] [--smp N] [--keep] [--shell]
-#                     PROGRAM [ARGS...]
+#                     [--user UID[:GID] --runas RUNAS] [--file FILE ...]
+#                     [--smp N] [--keep] [--shell] PROGRAM [ARGS...]
 #
 #   --kernel   a kernel image, or a cache directory: when it holds no kernel
 #              yet, fetch-kernel.sh fills it (this is the only network use).
@@ -18,6 +18,8 @@
 #              delegated cgroup /sys/fs/cgroup/sg-test/user, as systemd's
 #              Delegate=yes would give it. Needs --runas, the static helper
 #              built from runas.c.
+#   --file     also put FILE in the guest's /test (repeatable), for a
+#              PROGRAM that runs other programs; an ELF must be static.
 #   --smp      vCPUs (default 2, or RGROUP_VM_SMP).
 #   --keep     keep the temp dir (initramfs, init, console log); also
 #              RGROUP_VM_KEEP=1.
@@ -73,6 +75,7 @@ smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM
 [ "$keep" = 0 ] && keep=
 [ "$shell" = 0 ] && shell=
 envs=()
+files=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=${2?}; shift 2 ;;
@@ -80,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--env) envs+=("${2?}"); shift 2 ;;
 	--user) user=${2?}; shift 2 ;;
 	--runas) runas=${2?}; shift 2 ;;
+	--file) files+=("${2?}"); shift 2 ;;
 	--smp) smp=${2?}; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--shell) shell=1; shift ;;
@@ -136,6 +140,13 @@ done
 
 { [ -f "$prog" ] && [ -x "$prog" ]; } || die "program '$prog' is not an executable file"
 is_static "$prog" || die "program '$prog' is not a statically linked ELF (it has a program interpreter); link it with -static"
+for f in "${files[@]+"${files[@]}"}"; do
+	[ -f "$f" ] || die "file '$f' does not exist"
+	[ "$(basename "$f")" != "$(basename "$prog")" ] || die "file '$f' has the program's name"
+	if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+		is_static "$f" || die "file '$f' is not a statically linked ELF (it has a program interpreter); link it with -static"
+	fi
+done
 if [ -n "$user" ]; then
 	{ [ -f "$runas" ] && [ -x "$runas" ]; } || die "runas helper '$runas' is not an executable file"
 	is_static "$runas" || die "runas helper '$runas' is not statically linked"
@@ -185,6 +196,9 @@ cp "$busybox" "$root/bin/busybox" || die "cannot copy busybox"
 pname=$(basename "$prog")
 cp "$prog" "$root/test/$pname" || die "cannot copy $prog"
 [ -n "$user" ] && { cp "$runas" "$root/bin/runas" || die "cannot copy $runas"; }
+for f in "${files[@]+"${files[@]}"}"; do
+	cp "$f" "$root/test/" || die "cannot copy $f"
+done
 
 guest_cmd=$(shq "/test/$pname")
 guest_args=
