@@ -44,7 +44,8 @@ extern "C" {
  * like pthread_create), pthread_create's own errors, and the cgroupfs
  * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
  * limits, and the library's own: depth 32, 65536 groups), ENODEV, EBUSY,
- * ENOMEM, EMFILE.
+ * ENOMEM, EMFILE, EXDEV (a path below the process's cgroup leads through
+ * a symlink or another mount: the library does not follow it).
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);
@@ -58,7 +59,8 @@ int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
  * (not a thread of this process), EINVAL (the thread is in no rgroup),
  * and for rgroup_setpriority() also EACCES (rule 6: a top-level rgroup
  * below the caller's nice without RLIMIT_NICE room or CAP_SYS_NICE) and
- * the errors of writing the weight (ENODEV: the group vanished).
+ * the errors of writing the weight (ENODEV: the group vanished; EXDEV: its
+ * path leads through a symlink or another mount).
  */
 int rgroup_setpriority(int which, id_t who, int prio);
 int rgroup_getpriority(int which, id_t who);
@@ -94,6 +96,8 @@ struct rgroup_info {
 	uint64_t usage_ns;      /* CPU time used by its threads (and children) */
 	char name[64];          /* its directory name in the backend, if any */
 	uint64_t throttled_ns;  /* governor: time its threads were paused */
+	uint64_t unthrottled;   /* governor: pauses its threads did not take
+	                         * (they block the governor's signal) */
 };
 
 /* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup; also for

@@ -4,45 +4,50 @@
  * governor thread inside the process divides the process's CPU time among
  * its threads by the rgroup tree.
  *
- * Every period the governor takes the tree (under the core lock), measures
- * each thread (CPU clock; runnable time from /proc/self/task/TID/schedstat
- * for threads that ran) and asks the reference model (model.c) for each
- * entity's ideal share: plain threads of the process at their nice weight,
- * each rgroup at its PRIO_RGRP weight, nested groups inside their parent's
- * share. A thread's demand is the CPU it would use if it never waited,
- * run / (period - wait) (1 if it was paused), so idle groups give their
- * share away (the CPU is not left idle). The model divides the process's allowed CPUs; what the
- * process really obtains depends on the rest of the machine, so budgets are
- * used as proportions, not as amounts: at each check within the period
- * (every 2 ms with few threads), among the entities under one parent that
- * had a demand, one whose progress (used and owed, over its fair share) is
- * ahead of the slowest by more than a margin has its threads paused until
- * the others catch up, at the latest until the next period; what it used
- * beyond its share is owed into the next periods (at most two periods'
- * worth). Pausing is one real-time signal
- * (SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for SIGRTMIN+N), sent with
- * rt_tgsigqueueinfo() so that the handler finds its gate (a futex word) in
- * si_value without a lookup. The handler:
+ * Rounds. The governor works in rounds, like CFS bandwidth control, but
+ * counted in CPU time, not wall time. At the start of a round it takes the
+ * tree (under the core lock), sees which threads want CPU (those that ran
+ * or were paused in the last round), and asks the reference model (model.c)
+ * for each thread's share: plain threads of the process at their nice
+ * weight, each rgroup at its PRIO_RGRP weight, nested groups inside their
+ * parent's share. A thread's quota for the round is its share of the
+ * round's length, less what it overran before (its debt). Each governed
+ * thread has a POSIX timer on its own CPU clock that fires when the quota
+ * is used up; with few threads the governor also reads the clocks every
+ * poll (2 ms), which is finer than the timer's tick. Either way the thread
+ * gets one real-time signal and waits in the handler until the next round.
+ *
+ * A round ends when every thread that had a quota has used it, or when
+ * those that still have some are all asleep (the process's CPU clock stops
+ * moving and none is runnable in /proc), or after four round lengths. So
+ * the split is exact in proportion whatever share of the machine the
+ * process gets from other processes, and no CPU is left idle while a thread
+ * of the process wants it (work-conserving), up to one poll.
+ *
+ * Signal handler (SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for SIGRTMIN+N):
+ *   - pauses only if its own CPU clock has passed the quota armed for the
+ *     current round: stale and forged signals do nothing;
  *   - never waits while its thread is in the library's lock (it leaves a
  *     token; the thread pauses when it leaves the lock);
  *   - is installed with SA_RESTART, so interrupted calls restart where the
  *     kernel allows (read, write, ...; nanosleep and some others return
  *     EINTR as with any handler);
  *   - preserves errno.
- * A thread that blocks the signal is not paused (counted in `missed`), and
- * never hangs: every gate opens at the end of its period.
+ * A thread that blocks the signal is not paused: its rgroup counts the
+ * pauses not taken (rgroup_info's unthrottled), and the round goes on
+ * without it. Every pause ends at the latest when its round does.
  *
- * Status: experimental. It is used only when RGROUP_BACKEND=governor asks
- * for it, never chosen automatically: on a loaded machine, where a thread
- * runs only now and then, it does not yet hold groups to their shares (see
- * issue notes and docs/BENCHMARKS.md); the rules other than 4 hold.
+ * The governor thread itself calls nothing that takes a libc lock (no
+ * malloc, no stdio, no opendir): a paused thread may hold one. Its arrays
+ * grow with mmap. It takes the core lock only with trylock, and opens the
+ * paused threads' gate before, so a thread waiting for the core lock never
+ * waits for it.
  *
  * Limits: rule 4 across processes (an rgroup competing as one entity against
- * other processes) needs the kernel; only threads the library knows (made
- * by rgroup_thread_create, or that called the library) belong to rgroups,
- * other threads count as plain threads of the process.
+ * other processes) needs the kernel. Threads the library does not know
+ * (plain pthread_create() threads that never called it) are governed as
+ * plain threads of the process.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -52,6 +57,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,82 +66,45 @@
 #include "internal.h"
 #include "model-lib.h"
 
-#define PERIOD_NS      20000000L  /* 20 ms; longer with many threads */
-#define SUBTICKS_FINE  10         /* checks per period, few threads */
-#define SUBTICKS       4          /* ... many threads */
-#define MARGIN         0.05       /* progress lead that pauses an entity */
-#define DEBT_PERIODS   10         /* at most this many periods' share owed */
-#define MAX_ENT        MODEL_MAX_NODES
-#define MAX_GATES      8192
+#define ROUND_NS       24000000L  /* a round's length, few threads */
+#define SLICE_NS       12000000L  /* ... at least this per busy thread per CPU */
+#define POLL_NS        2000000L   /* checks within a round */
+#define SCAN_MAX       64         /* threads whose clocks every poll reads */
+#define MISS_NS        20000000L  /* past its quota: it did not take the pause */
+#define ACTIVE_NS      500000L    /* used this much in a round: it wants CPU */
+#define DEBT_ROUNDS    8          /* at most this many rounds' share owed */
+#define PUBLISH_NS     250000000L /* the state file for the tools */
+#define MAX_SLOTS      8192
 #define DEFAULT_SIGNAL 7          /* SIGRTMIN + 7 */
 
-/* One gate per governed thread: 1 while it must stay paused. */
-static int gates[MAX_GATES];
+/* ---- What the signal handler shares with the governor ------------------ */
 
-/* An entity of this period: the process (0), an rgroup or a thread. */
-struct ent {
-	int parent;                /* index; -1 for the process */
-	int node_id;               /* rgroup id (groups), 0 otherwise */
-	double weight;
-	double budget_ns;          /* this period, debt taken off */
-	double fair_ns;            /* this period, before the debt */
-	double debt_ns;            /* owed from earlier periods */
-	uint64_t used_ns;          /* this period, its subtree */
-	uint64_t used_tick;        /* in the last check interval */
-	int paused;
-	int runnable;              /* had a demand this period, or is paused */
-	int capped;                /* its share covers all it wants: it does
-	                            * not compete for more */
-	uint64_t paused_ns;        /* its threads' paused time, this period */
-};
+enum { S_FREE, S_RUN, S_PAUSED, S_MISSED };
 
-/* A thread the governor watches. */
-struct gthread {
+/*
+ * One per governed thread. `word` holds the round it is armed for and its
+ * state in that round, (round << 2) | S_*, so that the handler's and the
+ * governor's compare-and-swap see both at once. The governor writes expire,
+ * then word (release); the handler trusts expire only when word's round is
+ * the current round.
+ */
+struct slot {
+	uint32_t word;
 	pid_t tid;
-	int ent;                   /* its entity (a leaf) */
-	int gate;
-	clockid_t clk;
-	uint64_t clk_last;         /* CPU clock at the last look */
-	uint64_t run_last, wait_last; /* schedstat at the period start */
-	double demand;             /* CPUs it would use, for the model */
-	int wanted;                /* it was paused: it wanted CPU */
-	uint64_t period_used;      /* CPU ns in the period that ended */
-	double debt_ns;            /* as a plain thread: owed from earlier */
-	int paused;
-	uint64_t paused_at;
-	int seen;
+	uint64_t expire;          /* CPU-clock ns at which its quota ends */
+	uint64_t paused_at;       /* CLOCK_MONOTONIC ns */
 };
 
-static struct gov {
-	pthread_t thread;
-	int alive, stop;           /* under the core lock */
-	int contended;             /* this period: demand exceeds capacity */
-	pid_t gov_tid;
-	int sig;
-	int handler_ok;
-	unsigned int ngroups;
-	double cpus;               /* allowed CPUs */
-	double capacity;           /* CPUs to divide this period */
-	struct gthread *t;
-	size_t nt, capt;
-	struct ent e[MAX_ENT];
-	int ne;
-	uint64_t missed;           /* pauses a thread did not take */
-	double period_len;         /* ns, of the running period */
-	struct { int id; double ns; } debt[1024]; /* groups' debts */
-	int ndebt;
-	uint64_t rounds;
-} gov = { .sig = -1 };
+#define WORD(round, state) ((((uint32_t)(round) & 0x3fffffffu) << 2) | (uint32_t)(state))
+#define WORD_STATE(w)      ((int)((w) & 3u))
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
+static struct slot slots[MAX_SLOTS];
+static int round_word;            /* futex: the round; paused threads wait on it */
+static int gov_word;              /* futex: wakes the governor */
+static int running;               /* armed threads not yet paused */
+static int sig_no = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static uint64_t thread_clock(clockid_t clk)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -143,454 +113,602 @@ static uint64_t thread_clock(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-/* ---- Pausing ---------------------------------------------------------- */
-
-static void wait_gate(int gate)
+static void futex_wake(int *word, int n)
 {
-	while (__atomic_load_n(&gates[gate], __ATOMIC_ACQUIRE))
-		syscall(SYS_futex, &gates[gate], FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static void wake_governor(void)
+{
+	__atomic_add_fetch(&gov_word, 1, __ATOMIC_RELEASE);
+	futex_wake(&gov_word, 1);
+}
+
+/* The calling thread, told to pause through slot s: if its quota for this
+ * round is used up, wait for the next round. Async-signal-safe. */
+static void maybe_pause(int s)
+{
+	struct slot *sl = &slots[s];
+	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE);
+	uint32_t w = __atomic_load_n(&sl->word, __ATOMIC_ACQUIRE);
+
+	if (w >> 2 != WORD(r, 0) >> 2 || WORD_STATE(w) == S_FREE ||
+	    __atomic_load_n(&sl->tid, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid) ||
+	    clock_ns(CLOCK_THREAD_CPUTIME_ID) < __atomic_load_n(&sl->expire, __ATOMIC_RELAXED))
+		return;
+	/* S_RUN or S_MISSED (the governor gave up on it: it is no longer
+	 * counted in `running`) becomes S_PAUSED. */
+	while (WORD_STATE(w) != S_PAUSED) {
+		/* paused_at first: the governor reads it once it sees S_PAUSED. */
+		__atomic_store_n(&sl->paused_at, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
+		if (__atomic_compare_exchange_n(&sl->word, &w, WORD(r, S_PAUSED), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (WORD_STATE(w) == S_RUN &&
+			    __atomic_sub_fetch(&running, 1, __ATOMIC_ACQ_REL) == 0)
+				wake_governor();
+			break;
+		}
+		if (w >> 2 != WORD(r, 0) >> 2 || WORD_STATE(w) == S_FREE)
+			return; /* the round ended meanwhile */
+	}
+	while (__atomic_load_n(&round_word, __ATOMIC_ACQUIRE) == r)
+		syscall(SYS_futex, &round_word, FUTEX_WAIT_PRIVATE, r, NULL, NULL, 0);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	int saved = errno, gate = si->si_value.sival_int;
+	int saved = errno, s = si->si_value.sival_int;
 
-	if (si->si_code != SI_QUEUE || si->si_pid != getpid() || gate < 0 || gate >= MAX_GATES)
+	if ((si->si_code != SI_TIMER && si->si_code != SI_QUEUE) || s < 0 || s >= MAX_SLOTS)
 		return;
 	if (rgroup__in_lib)
-		rgroup__pause_token = gate + 1; /* paused in core_unlock() */
+		rgroup__pause_token = s + 1; /* paused in core_unlock() */
 	else
-		wait_gate(gate);
+		maybe_pause(s);
 	errno = saved;
 }
 
 static void gov_deferred(void *priv, int token)
 {
-	wait_gate(token - 1);
+	maybe_pause(token - 1);
 }
 
-static void open_gate(int gate)
+/* ---- The governor's own state (its thread only) ------------------------- */
+
+/* A thread the governor watches. */
+struct gthread {
+	pid_t tid;
+	int slot;                 /* -1: none free, not governed */
+	int seen;
+	int group;                /* model node of its rgroup, 0: none */
+	int node;                 /* its leaf in this round's model */
+	clockid_t clk;
+	timer_t timer;
+	int has_timer;
+	int wants;                /* it ran, or was held back, last round */
+	int armed;                /* has a quota this round */
+	int sent;                 /* the pause signal went out this round */
+	uint64_t start;           /* CPU clock at the round's start */
+	uint64_t seen_ns;         /* CPU clock at the last scan */
+	uint64_t quota;
+	double debt;              /* ns overrun, owed */
+};
+
+/* An rgroup of this round (by model node), for the statistics. */
+struct ggroup {
+	rgroup_id_t id;
+	uint64_t paused_ns;       /* its threads' paused time this round */
+	uint64_t missed;          /* pauses not taken this round */
+};
+
+/* An array that grows with mmap (no malloc in the governor). */
+struct mvec {
+	void *p;
+	size_t cap;               /* elements */
+};
+
+static int mvec_fit(struct mvec *v, size_t n, size_t elem)
 {
-	if (__atomic_exchange_n(&gates[gate], 0, __ATOMIC_ACQ_REL))
-		syscall(SYS_futex, &gates[gate], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	size_t cap = v->cap ? v->cap : 64;
+	void *p;
+
+	if (n <= v->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	p = v->p ? mremap(v->p, v->cap * elem, cap * elem, MREMAP_MAYMOVE)
+		 : mmap(NULL, cap * elem, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	v->p = p;
+	v->cap = cap;
+	return 0;
 }
 
-static void pause_thread(struct gthread *t)
-{
-	siginfo_t si;
+enum { G_NONE, G_RUNNING, G_STOPPING };
 
-	memset(&si, 0, sizeof(si));
-	si.si_signo = gov.sig;
-	si.si_code = SI_QUEUE;
-	si.si_pid = getpid();
-	si.si_uid = getuid();
-	si.si_value.sival_int = t->gate;
-	__atomic_store_n(&gates[t->gate], 1, __ATOMIC_RELEASE);
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, gov.sig, &si) < 0) {
-		__atomic_store_n(&gates[t->gate], 0, __ATOMIC_RELEASE);
-		return;
-	}
-	t->paused = 1;
-	t->paused_at = now_ns();
-}
+static struct gov {
+	int state;                /* G_*: futex word; set under the core lock,
+	                           * except G_STOPPING -> G_NONE (the governor) */
+	int renice;               /* a weight changed: start a new round */
+	pid_t tid;
+	int handler_ok;
+	unsigned int ngroups;
+	struct mvec t, g, nodes;  /* gthread, ggroup, model_node */
+	size_t nt, ng;
+	int nnodes, ngroup_nodes;
+	uint64_t round_start;     /* CLOCK_MONOTONIC */
+	uint64_t round_len;       /* nominal, ns */
+	uint64_t poll_last;       /* CLOCK_MONOTONIC at the last poll */
+	uint64_t proc_last;       /* process CPU clock at the last poll */
+	int narmed;
+	uint64_t polls;
+	uint64_t published;       /* CLOCK_MONOTONIC of the last state file */
+} gov;
 
-/* ---- Threads ---------------------------------------------------------- */
+#define T(i) (((struct gthread *)gov.t.p)[i])
+#define G(i) (((struct ggroup *)gov.g.p)[i])
+#define N(i) (((struct model_node *)gov.nodes.p)[i])
 
-static int cmp_tid(const void *a, const void *b)
-{
-	pid_t x = ((const struct gthread *)a)->tid, y = ((const struct gthread *)b)->tid;
-	return (x > y) - (x < y);
-}
+/* ---- Threads ----------------------------------------------------------- */
 
 static struct gthread *find(pid_t tid)
 {
-	struct gthread key = { .tid = tid };
+	size_t lo = 0, hi = gov.nt;
 
-	if (!gov.nt)
-		return NULL;
-	return bsearch(&key, gov.t, gov.nt, sizeof(key), cmp_tid);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (T(mid).tid == tid)
+			return &T(mid);
+		if (T(mid).tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
-static int free_gate(void)
+static int free_slot(void)
 {
 	static int next;
 
-	for (int i = 0; i < MAX_GATES; i++) {
-		int g = (next + i) % MAX_GATES, used = 0;
-		for (size_t k = 0; k < gov.nt && !used; k++)
-			used = gov.t[k].gate == g;
-		if (!used) {
-			next = g + 1;
-			return g;
+	for (int i = 0; i < MAX_SLOTS; i++) {
+		int s = (next + i) % MAX_SLOTS;
+		if (!slots[s].tid) {
+			next = s + 1;
+			return s;
 		}
 	}
 	return -1;
 }
 
-/* The process's threads now, from /proc/self/task; keeps what is known of
- * threads still there. The governor and the keeper are left out. */
+/* A timer on the thread's CPU clock that signals that thread. */
+static void make_timer(struct gthread *t)
+{
+	struct sigevent ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = sig_no;
+	ev.sigev_value.sival_int = t->slot;
+	ev._sigev_un._tid = t->tid;
+	t->has_timer = timer_create(t->clk, &ev, &t->timer) == 0;
+}
+
+static void forget(struct gthread *t)
+{
+	if (t->has_timer)
+		timer_delete(t->timer);
+	t->has_timer = 0;
+	if (t->slot >= 0) {
+		__atomic_store_n(&slots[t->slot].word, WORD(0, S_FREE), __ATOMIC_RELEASE);
+		__atomic_store_n(&slots[t->slot].tid, 0, __ATOMIC_RELAXED);
+	}
+	t->slot = -1;
+}
+
+static void insert_sorted(pid_t tid)
+{
+	size_t i = gov.nt;
+	struct gthread *t;
+
+	if (mvec_fit(&gov.t, gov.nt + 1, sizeof(struct gthread)) < 0)
+		return;
+	while (i > 0 && T(i - 1).tid > tid) {
+		T(i) = T(i - 1);
+		i--;
+	}
+	t = &T(i);
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->seen = 1;
+	t->clk = (clockid_t)((~(unsigned int)tid << 3) | 6); /* its CPU clock */
+	t->slot = free_slot();
+	if (t->slot >= 0) {
+		__atomic_store_n(&slots[t->slot].tid, tid, __ATOMIC_RELAXED);
+		make_timer(t);
+	}
+	t->start = t->seen_ns = clock_ns(t->clk);
+	t->wants = 1; /* new: it may want CPU */
+	gov.nt++;
+}
+
+/* The process's threads now, from /proc/self/task (getdents64, no malloc);
+ * keeps what is known of threads still there. The governor and the keeper
+ * are left out. */
 static void discover(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
+	static char buf[8192];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	pid_t keeper = rgroup__keeper_tid();
+	long n;
 
-	if (!d)
+	if (fd < 0)
 		return;
 	for (size_t i = 0; i < gov.nt; i++)
-		gov.t[i].seen = 0;
-	while ((de = readdir(d))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-		struct gthread *t;
-		if (tid <= 0 || tid == gov.gov_tid || tid == keeper)
-			continue;
-		t = find(tid);
-		if (t) {
-			t->seen = 1;
-			continue;
+		T(i).seen = 0;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short len;
+				 unsigned char type; char name[]; } *de = (void *)(buf + off);
+			pid_t tid = (pid_t)atoi(de->name);
+			struct gthread *t;
+			off += de->len;
+			if (tid <= 0 || tid == gov.tid || tid == keeper)
+				continue;
+			t = find(tid);
+			if (t)
+				t->seen = 1;
+			else
+				insert_sorted(tid);
 		}
-		if (gov.nt == gov.capt) {
-			size_t cap = gov.capt ? gov.capt * 2 : 64;
-			struct gthread *n = realloc(gov.t, cap * sizeof(*n));
-			if (!n)
-				break;
-			gov.t = n;
-			gov.capt = cap;
-		}
-		t = &gov.t[gov.nt];
-		memset(t, 0, sizeof(*t));
-		t->tid = tid;
-		t->seen = 2; /* new: sorted in below */
-		t->gate = -1;
-		t->clk = (clockid_t)((~(unsigned int)tid << 3) | 6);
-		t->clk_last = thread_clock(t->clk);
-		gov.nt++;
-		qsort(gov.t, gov.nt, sizeof(*gov.t), cmp_tid);
 	}
-	closedir(d);
-	/* Drop threads that are gone; their gates are open. */
+	close(fd);
 	size_t j = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
-		if (!gov.t[i].seen)
+		if (!T(i).seen) {
+			forget(&T(i));
 			continue;
-		if (gov.t[i].gate < 0)
-			gov.t[i].gate = free_gate();
-		gov.t[j++] = gov.t[i];
+		}
+		T(j++) = T(i);
 	}
 	gov.nt = j;
 }
 
-/* run and wait (runqueue) nanoseconds of a thread, from schedstat. */
-static int schedstat(pid_t tid, uint64_t *run, uint64_t *wait)
+/* Is thread tid runnable (state R in /proc)? No malloc, no stdio. */
+static int runnable(pid_t tid)
 {
-	char path[64], buf[128];
-	unsigned long long r, w;
+	char path[64], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
-	if (rgroup__read_path(path, buf, sizeof(buf)) < 0 ||
-	    sscanf(buf, "%llu %llu", &r, &w) != 2)
-		return -1;
-	*run = r;
-	*wait = w;
-	return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold anything, even ") R" */
+	return p && p[1] == ' ' && p[2] == 'R';
 }
 
-/* ---- The period -------------------------------------------------------- */
-
-static int add_ent(int parent, int node_id, double weight)
+static void send_pause(struct gthread *t)
 {
-	if (gov.ne == MAX_ENT)
-		return -1;
-	gov.e[gov.ne] = (struct ent){ .parent = parent, .node_id = node_id, .weight = weight };
-	return gov.ne++;
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = sig_no;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = t->slot;
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, sig_no, &si) == 0)
+		t->sent = 1;
 }
 
-/* Groups as entities, parents first (pre-order). */
-static void add_groups(struct rgroup__node *list, int parent)
+/* ---- Rounds ------------------------------------------------------------- */
+
+/* End the round: open the gate first (a paused thread may hold a lock that
+ * the core lock's holder waits for), then settle each armed thread's use:
+ * what it ran beyond its quota is owed (not paid for forever: at most
+ * DEBT_ROUNDS rounds' share); what it left unused is not carried, as a
+ * sleeper's is not in the kernel. */
+static void end_round(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	__atomic_add_fetch(&round_word, 1, __ATOMIC_ACQ_REL);
+	futex_wake(&round_word, INT32_MAX);
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		uint64_t c = clock_ns(t->clk), used = c > t->start ? c - t->start : 0;
+		int st = t->slot < 0 ? S_FREE :
+			 WORD_STATE(__atomic_exchange_n(&slots[t->slot].word, WORD(0, S_FREE),
+							__ATOMIC_ACQ_REL));
+		struct ggroup *g = t->group > 0 && (size_t)t->group < gov.ng ? &G(t->group) : NULL;
+
+		if (!t->armed)
+			st = S_FREE;
+		if (g && st == S_PAUSED)
+			g->paused_ns += now - __atomic_load_n(&slots[t->slot].paused_at, __ATOMIC_RELAXED);
+		if (g && st == S_MISSED)
+			g->missed++;
+		if (t->armed) {
+			double owed = t->debt + (double)used - (double)t->quota;
+			double cap = DEBT_ROUNDS * N(t->node).share * (double)gov.round_len;
+			t->debt = owed < 0 ? 0 : owed > cap ? cap : owed;
+		} else {
+			t->debt = 0;
+		}
+		t->wants = st == S_PAUSED || used >= ACTIVE_NS || (t->armed && t->quota == 0);
+		t->start = t->seen_ns = c;
+	}
+}
+
+/* Groups as model nodes, parents first (pre-order), each with its ggroup;
+ * their threads are marked with the group's node. The last round's paused
+ * time goes into each group's statistics on the way. */
+static void add_groups(struct rgroup__node *list, int parent, const struct ggroup *last,
+		       size_t nlast)
 {
 	for (struct rgroup__node *n = list; n; n = n->next) {
-		int e = add_ent(parent, (int)n->id, rgroup__nice_to_weight(n->nice));
-		if (e < 0)
+		for (size_t k = 1; k < nlast; k++) {
+			if (last[k].id == n->id) {
+				n->throttled_ns += last[k].paused_ns;
+				n->unthrottled += last[k].missed;
+				break;
+			}
+		}
+		if (mvec_fit(&gov.nodes, gov.nnodes + 1, sizeof(struct model_node)) < 0 ||
+		    mvec_fit(&gov.g, gov.ng + 1, sizeof(struct ggroup)) < 0)
 			return;
+		int me = gov.nnodes++;
+		N(me) = (struct model_node){ .parent = parent,
+			.weight = rgroup__nice_to_weight(n->nice) };
+		G(gov.ng++) = (struct ggroup){ .id = n->id };
 		for (struct rgroup__thread *th = n->threads; th; th = th->next) {
 			struct gthread *t = find(th->tid);
 			if (t)
-				t->ent = -e - 2; /* mark: thread of group entity e */
+				t->group = me;
 		}
-		add_groups(n->children, e);
+		add_groups(n->children, me, last, nlast);
 	}
 }
 
-static int ent_of_group(int id)
+/* The tree's shape for this round. While the core lock is busy the last
+ * round's shape stays (threads new since then count as plain threads);
+ * 0 if there is none yet. */
+static int take_tree(void)
 {
-	for (int i = 1; i < gov.ne; i++)
-		if (gov.e[i].node_id == id)
-			return i;
-	return -1;
-}
+	static struct mvec last;
+	size_t nlast = gov.ng;
 
-/* Put the paused time of the last period into the groups' statistics. */
-static void account_paused(struct rgroup__node *list, const uint64_t *paused)
-{
-	for (struct rgroup__node *n = list; n; n = n->next) {
-		int e = ent_of_group((int)n->id);
-		if (e >= 0)
-			n->throttled_ns += paused[e];
-		account_paused(n->children, paused);
-	}
-}
-
-/* Start a period: open every gate, account, rebuild the entities and
- * their budgets. Returns the period's length. */
-static uint64_t start_period(uint64_t last_len)
-{
-	static uint64_t paused[MAX_ENT];
-	struct model m;
-	uint64_t t_now = now_ns(), period;
-	int leaf_of_thread[MAX_ENT];
-
-	memset(paused, 0, sizeof(paused));
-	for (int e = 0; e < gov.ne; e++)
-		paused[e] = gov.e[e].paused_ns;
-	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		if (t->paused) {
-			uint64_t c = thread_clock(t->clk);
-			/* It ran while it should have waited: the signal is
-			 * blocked, or the thread was in a long system call. */
-			if (c > t->clk_last + 1000000)
-				gov.missed++;
-			int e = t->ent;
-			while (e > 0) {
-				paused[e] += t_now - t->paused_at;
-				e = gov.e[e].parent;
-			}
-			open_gate(t->gate);
-			t->paused = 0;
-			t->wanted = 1;
-		}
-	}
-	/*
-	 * Debt: a pause comes at the next check only, so an entity can run
-	 * past its proportion by up to a kernel time slice. What it used
-	 * beyond its fair share of what the process obtained is owed: taken
-	 * off its next budgets, so the long-run average converges on the
-	 * model's split. Under-use is not carried: that CPU went to others.
-	 */
-	gov.ndebt = 0;
-	for (int e = 1; e < gov.ne; e++) {
-		int p = gov.e[e].parent;
-		double scale = gov.e[p].fair_ns > 0 ? gov.e[p].used_ns / gov.e[p].fair_ns : 0;
-		double d = gov.e[e].debt_ns + gov.e[e].used_ns - gov.e[e].fair_ns * scale;
-		if (!gov.contended || d < 0)
-			d = 0;
-		if (d > DEBT_PERIODS * gov.e[e].fair_ns)
-			d = DEBT_PERIODS * gov.e[e].fair_ns; /* not paid for forever */
-		if (gov.e[e].node_id && gov.ndebt < 1024) {
-			gov.debt[gov.ndebt].id = gov.e[e].node_id;
-			gov.debt[gov.ndebt++].ns = d;
-		}
-		gov.e[e].debt_ns = d;
-	}
-	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		t->debt_ns = t->ent > 0 && t->ent < gov.ne && !gov.e[t->ent].node_id ?
-			     gov.e[t->ent].debt_ns : 0;
-	}
-
-	rgroup__lock();
-	account_paused(rgroup__tree(), paused);
 	discover();
+	if (mvec_fit(&last, gov.ng + 1, sizeof(struct ggroup)) < 0 ||
+	    mvec_fit(&gov.nodes, 1, sizeof(struct model_node)) < 0 ||
+	    mvec_fit(&gov.g, 1, sizeof(struct ggroup)) < 0 ||
+	    rgroup__trylock() != 0)
+		return gov.ngroup_nodes > 0;
+	if (nlast)
+		memcpy(last.p, gov.g.p, nlast * sizeof(struct ggroup));
 	for (size_t i = 0; i < gov.nt; i++)
-		gov.t[i].ent = 0;
-	gov.ne = 0;
-	add_ent(-1, 0, 1024);
-	add_groups(rgroup__tree(), 0);
+		T(i).group = 0;
+	N(0) = (struct model_node){ .parent = -1, .weight = 1024 };
+	G(0) = (struct ggroup){ 0 };
+	gov.nnodes = 1;
+	gov.ng = 1;
+	add_groups(rgroup__tree(), 0, last.p, nlast);
 	rgroup__unlock();
-
-	/* Threads as leaves under their group (or the process). */
-	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		int parent = t->ent < -1 ? -t->ent - 2 : 0;
-		int nice = getpriority(PRIO_PROCESS, t->tid);
-		/* Beyond the model's size a thread is not governed (-1). */
-		t->ent = add_ent(parent, 0, rgroup__nice_to_weight(nice));
-	}
-
-	/* Demand: the CPU a thread would have used had it not waited (from
-	 * schedstat); 1 if it was paused or is new. */
-	model_init(&m);
-	for (int e = 0; e < gov.ne; e++)
-		leaf_of_thread[e] = -1;
-	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		uint64_t run, wait, c = thread_clock(t->clk);
-		double d = 0;
-		if (t->wanted || !t->run_last) {
-			d = 1;
-			if (schedstat(t->tid, &run, &wait) == 0) {
-				t->run_last = run;
-				t->wait_last = wait;
-			}
-		} else if (t->period_used && schedstat(t->tid, &run, &wait) == 0) {
-			/* What it would use if it never waited for the CPU:
-			 * run / (run + sleep) = run / (period - wait). 1 for
-			 * a busy thread; small for one that mostly sleeps,
-			 * however long a crowded CPU keeps it waiting. */
-			double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
-			if (last_len)
-				d = last_len - w > r ? r / (last_len - w) : 1;
-			t->run_last = run;
-			t->wait_last = wait;
-		}
-		t->wanted = 0;
-		t->period_used = 0;
-		t->clk_last = c;
-		t->demand = d > 1 ? 1 : d;
-		if (t->ent > 0 && t->ent < gov.ne && gov.e[t->ent].node_id == 0)
-			leaf_of_thread[t->ent] = (int)i;
-	}
-	double total_demand = 0;
-	for (int e = 0; e < gov.ne; e++) {
-		int i = leaf_of_thread[e];
-		double demand = i >= 0 ? gov.t[i].demand : 0;
-		total_demand += demand;
-		model_add(&m, gov.e[e].parent, gov.e[e].weight, demand);
-	}
-
-	gov.capacity = gov.cpus;
-	model_run(&m, gov.capacity);
-	gov.contended = total_demand > gov.capacity + 0.05;
-
-	period = PERIOD_NS;
-	if (gov.nt > 100)
-		period = PERIOD_NS * (gov.nt / 100); /* bound the overhead */
-	for (int e = 0; e < gov.ne; e++) {
-		gov.e[e].fair_ns = m.nodes[e].share * period;
-		gov.e[e].capped = m.nodes[e].share >= m.nodes[e].total_demand * 0.999;
-		gov.e[e].debt_ns = 0;
-		for (int k = 0; gov.e[e].node_id && k < gov.ndebt; k++)
-			if (gov.debt[k].id == gov.e[e].node_id)
-				gov.e[e].debt_ns = gov.debt[k].ns;
-		gov.e[e].budget_ns = gov.e[e].fair_ns;
-		gov.e[e].used_ns = 0;
-		gov.e[e].paused = 0;
-		gov.e[e].paused_ns = 0;
-	}
-	for (size_t i = 0; i < gov.nt; i++)
-		if (gov.t[i].ent > 0 && gov.t[i].ent < gov.ne)
-			gov.e[gov.t[i].ent].debt_ns = gov.t[i].debt_ns;
-	for (int e = 1; e < gov.ne; e++)
-		gov.e[e].budget_ns = gov.e[e].fair_ns - gov.e[e].debt_ns;
-	return period;
+	gov.ngroup_nodes = gov.nnodes;
+	return 1;
 }
 
-/* A quarter period: add up usage; pause entities over budget. */
-/* Progress of entity e in this period: what it used (and owes) over its
- * fair share. Only for entities with a fair share. */
-static double progress(int e)
+/* CPUs the threads that want CPU may run on. */
+static double capacity(void)
 {
-	return (gov.e[e].used_ns + gov.e[e].debt_ns) / gov.e[e].fair_ns;
-}
+	cpu_set_t all, one;
 
-/*
- * A check within the period: add up usage; then, parent by parent, pause a
- * runnable entity that is ahead of its slowest runnable sibling, and let
- * one that is no longer ahead run again. Only while the process is
- * contended: with fewer runnable threads than CPUs there is nobody to give
- * the time to, and nothing is paused.
- */
-static void subtick(void)
-{
-	static double slowest[MAX_ENT];
-
-	for (int e = 0; e < gov.ne; e++)
-		gov.e[e].used_tick = 0;
+	CPU_ZERO(&all);
 	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		uint64_t c = thread_clock(t->clk);
-		uint64_t d = c > t->clk_last ? c - t->clk_last : 0;
-		t->clk_last = c;
-		t->period_used += d;
-		for (int e = t->ent; e >= 0; e = gov.e[e].parent) {
-			gov.e[e].used_ns += d;
-			gov.e[e].used_tick += d;
-		}
-	}
-	/* Runnable: it had a demand when the period began (its fair share is
-	 * not zero). Whether it ran since the last check says little: on a
-	 * busy CPU the kernel gives each thread a slice now and then. An entity
-	 * that falls asleep mid-period holds its siblings back at most until
-	 * the period ends, when its demand is measured again. */
-	for (int e = 0; e < gov.ne; e++) {
-		gov.e[e].runnable = gov.e[e].fair_ns > 0 || gov.e[e].paused;
-		slowest[e] = 1e18;
-	}
-	/* A paused group counts as runnable for its parent. */
-	for (int e = gov.ne - 1; e > 0; e--)
-		if (gov.e[e].runnable && gov.e[gov.e[e].parent].paused)
-			gov.e[gov.e[e].parent].runnable = 1;
-	/* The pace is set by the siblings that want more than they get: one
-	 * whose share covers its whole demand (a thread that mostly sleeps)
-	 * is not held back and holds nobody back. */
-	for (int e = 1; e < gov.ne; e++) {
-		int p = gov.e[e].parent;
-		if (gov.e[e].runnable && !gov.e[e].capped && gov.e[e].fair_ns > 0 &&
-		    progress(e) < slowest[p])
-			slowest[p] = progress(e);
-	}
-	for (int e = 1; e < gov.ne; e++) {
-		int p = gov.e[e].parent;
-		int ahead = gov.contended && gov.e[e].runnable && !gov.e[e].capped &&
-			    slowest[p] < 1e17 && progress(e) > slowest[p] + MARGIN;
-		gov.e[e].paused = ahead || (p > 0 && gov.e[p].paused);
-	}
-	for (size_t i = 0; i < gov.nt; i++) {
-		struct gthread *t = &gov.t[i];
-		if (t->ent <= 0 || t->gate < 0)
+		if (!T(i).wants || sched_getaffinity(T(i).tid, sizeof(one), &one) < 0)
 			continue;
-		if (gov.e[t->ent].paused && !t->paused) {
-			pause_thread(t);
-		} else if (!gov.e[t->ent].paused && t->paused) {
-			uint64_t now = now_ns();
-			for (int e = t->ent; e > 0; e = gov.e[e].parent)
-				gov.e[e].paused_ns += now - t->paused_at;
-			open_gate(t->gate);
-			t->paused = 0;
-			t->wanted = 1;
+		CPU_OR(&all, &all, &one);
+	}
+	return CPU_COUNT(&all) ? CPU_COUNT(&all) : 1;
+}
+
+/* Each thread's share of the process's CPUs from the model; 0 threads that
+ * want CPU, or no room for the model. */
+static int solve(void)
+{
+	int nactive = 0;
+
+	if (mvec_fit(&gov.nodes, gov.ngroup_nodes + gov.nt, sizeof(struct model_node)) < 0)
+		return 0;
+	gov.nnodes = gov.ngroup_nodes;
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		int nice = getpriority(PRIO_PROCESS, t->tid);
+		t->node = gov.nnodes++;
+		N(t->node) = (struct model_node){ .parent = t->group,
+			.weight = rgroup__nice_to_weight(nice),
+			.demand = t->wants && t->slot >= 0 ? 1.0 : 0.0 };
+		nactive += N(t->node).demand > 0;
+	}
+	if (nactive && rgroup__model_solve(gov.nodes.p, gov.nnodes, capacity()) < 0)
+		return 0;
+	return nactive;
+}
+
+/* Start a round: quotas from the shares, timers. A round in which nobody
+ * wants CPU, or whose tree could not be had, arms nothing and is short
+ * (longer with many threads, to bound the governor's own cost). */
+static void start_round(void)
+{
+	int nactive = take_tree() ? solve() : 0;
+	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE);
+
+	gov.round_len = (uint64_t)SLICE_NS * nactive / capacity();
+	if (gov.round_len < ROUND_NS)
+		gov.round_len = ROUND_NS;
+	if (!nactive && gov.nt > SCAN_MAX)
+		gov.round_len = ROUND_NS * (gov.nt / SCAN_MAX);
+	gov.narmed = 0;
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		double due = nactive ? N(t->node).share * gov.round_len : 0;
+		int was = t->armed;
+		t->armed = nactive && N(t->node).demand > 0 && due > 0;
+		t->sent = 0;
+		if (!t->armed) {
+			if (was && t->has_timer)
+				timer_settime(t->timer, 0, &(struct itimerspec){ 0 }, NULL);
+			continue;
+		}
+		/* The debt is paid out of this round's quota; a debt larger
+		 * than the quota is paid by sitting the round out. */
+		t->quota = t->debt >= due ? 0 : (uint64_t)(due - t->debt);
+		t->debt = t->quota ? 0 : t->debt - due;
+		gov.narmed++;
+	}
+	__atomic_store_n(&running, gov.narmed, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		struct slot *sl;
+		if (!t->armed)
+			continue;
+		sl = &slots[t->slot];
+		__atomic_store_n(&sl->expire, t->start + t->quota, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->word, WORD(r, S_RUN), __ATOMIC_RELEASE);
+		if (t->quota == 0) {
+			send_pause(t);
+		} else if (t->has_timer) {
+			struct itimerspec its = { .it_value = {
+				(time_t)(sl->expire / 1000000000u), (long)(sl->expire % 1000000000u) } };
+			timer_settime(t->timer, TIMER_ABSTIME, &its, NULL);
 		}
 	}
+	gov.round_start = gov.poll_last = clock_ns(CLOCK_MONOTONIC);
+	gov.proc_last = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* The state file for `rgroup tree` and `rgroup top`, every PUBLISH_NS. */
+static void publish(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (now - gov.published >= PUBLISH_NS && rgroup__publish("governor") != -EBUSY)
+		gov.published = now;
+}
+
+static int still_running(const struct gthread *t)
+{
+	return t->armed && WORD_STATE(__atomic_load_n(&slots[t->slot].word, __ATOMIC_ACQUIRE)) == S_RUN;
+}
+
+/* Every armed thread still running is asleep: the round cannot go on. */
+static int all_asleep(void)
+{
+	for (size_t i = 0; i < gov.nt; i++)
+		if (still_running(&T(i)) && runnable(T(i).tid))
+			return 0;
+	return 1;
+}
+
+/* Read the clocks of the armed threads still running: pause those past
+ * their quota that the timer has not stopped yet (it fires at the kernel's
+ * tick, the poll is finer), give up on those that do not take the pause.
+ * Returns the CPU time they used since the last scan. */
+static uint64_t scan(void)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (!still_running(t))
+			continue;
+		struct slot *sl = &slots[t->slot];
+		uint64_t c = clock_ns(t->clk);
+		sum += c > t->seen_ns ? c - t->seen_ns : 0;
+		t->seen_ns = c;
+		if (c < sl->expire)
+			continue;
+		if (!t->sent) {
+			send_pause(t);
+		} else if (c >= sl->expire + MISS_NS) {
+			uint32_t w = __atomic_load_n(&sl->word, __ATOMIC_ACQUIRE);
+			if (WORD_STATE(w) == S_RUN &&
+			    __atomic_compare_exchange_n(&sl->word, &w, (w & ~3u) | S_MISSED, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				__atomic_sub_fetch(&running, 1, __ATOMIC_ACQ_REL);
+		}
+	}
+	return sum;
+}
+
+/* A poll within the round: 1 if the round is over. */
+static int poll_round(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), since = now - gov.poll_last;
+	uint64_t used;
+
+	gov.poll_last = now;
+	gov.polls++;
+	if (__atomic_exchange_n(&gov.renice, 0, __ATOMIC_ACQ_REL))
+		return 1;
+	if (now - gov.round_start > (gov.narmed ? 4 : 1) * gov.round_len)
+		return 1;
+	if (gov.narmed == 0)
+		return 0;
+	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
+		return 1;
+	if (gov.nt <= SCAN_MAX || gov.polls % 8 == 0) {
+		used = scan();
+	} else {
+		/* Many threads: the process's clock stands for theirs. */
+		uint64_t proc = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		used = proc > gov.proc_last ? proc - gov.proc_last : 0;
+		gov.proc_last = proc;
+	}
+	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
+		return 1;
+	/* The threads that still have quota barely ran: are they all asleep? */
+	return used < since / 10 && all_asleep();
 }
 
 static void *gov_main(void *arg)
 {
-	uint64_t last_len = 0;
-
-	gov.gov_tid = (pid_t)syscall(SYS_gettid);
-	for (;;) {
-		rgroup__lock();
-		if (gov.stop) {
-			gov.alive = 0;
-			rgroup__unlock();
-			break;
+	gov.tid = (pid_t)syscall(SYS_gettid);
+	pthread_setname_np(pthread_self(), "rgroup-governor");
+	start_round();
+	while (__atomic_load_n(&gov.state, __ATOMIC_ACQUIRE) == G_RUNNING) {
+		int w = __atomic_load_n(&gov_word, __ATOMIC_ACQUIRE);
+		struct timespec ts = { 0, gov.nt > SCAN_MAX ? POLL_NS * 4 : POLL_NS };
+		if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) > 0 || !gov.narmed)
+			syscall(SYS_futex, &gov_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+		if (poll_round()) {
+			end_round();
+			start_round();
 		}
-		rgroup__unlock();
-		uint64_t period = start_period(last_len);
-		uint64_t t0 = now_ns();
-		int ticks = gov.nt <= 64 ? SUBTICKS_FINE : SUBTICKS;
-		gov.rounds++;
-		for (int k = 0; k < ticks; k++) {
-			struct timespec ts = { 0, (long)(period / ticks) };
-			nanosleep(&ts, NULL);
-			subtick();
-		}
-		last_len = now_ns() - t0;
+		publish();
 	}
-	for (size_t i = 0; i < gov.nt; i++) {
-		if (gov.t[i].gate >= 0)
-			open_gate(gov.t[i].gate);
-		gov.t[i].paused = 0;
-	}
+	/* Stopping: no timer fires again, no thread stays paused, no state
+	 * file stays. */
+	rgroup__publish_remove();
+	__atomic_add_fetch(&round_word, 1, __ATOMIC_ACQ_REL);
+	futex_wake(&round_word, INT32_MAX);
+	for (size_t i = 0; i < gov.nt; i++)
+		forget(&T(i));
+	gov.nt = 0;
+	gov.ng = 0;
+	gov.ngroup_nodes = 0;
+	__atomic_store_n(&gov.state, G_NONE, __ATOMIC_RELEASE);
+	futex_wake(&gov.state, INT32_MAX);
 	return NULL;
 }
 
@@ -598,29 +716,37 @@ static void *gov_main(void *arg)
 
 static int gov_probe(void *priv, char *why, size_t len)
 {
+	const char *env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
+	int n = env && *env ? atoi(env) : DEFAULT_SIGNAL;
+	struct sigaction old;
+
+	if (n < 0 || SIGRTMIN + n > SIGRTMAX)
+		return rgroup__why(why, len, -EINVAL,
+				   "RGROUP_GOVERNOR_SIGNAL=%s is not 0..%d; choose a free real-time signal offset",
+				   env, SIGRTMAX - SIGRTMIN);
+	if (sigaction(SIGRTMIN + n, NULL, &old) == 0 && old.sa_handler != SIG_DFL &&
+	    old.sa_handler != SIG_IGN && (void *)old.sa_sigaction != (void *)on_signal)
+		return rgroup__why(why, len, -EBUSY,
+				   "the program handles SIGRTMIN+%d itself; set RGROUP_GOVERNOR_SIGNAL to a free offset", n);
 	return 0;
 }
 
 static int install_handler(void)
 {
-	struct sigaction sa, old;
+	struct sigaction sa;
 	const char *env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
-	int n = env && *env ? atoi(env) : DEFAULT_SIGNAL;
+	int r = gov_probe(NULL, NULL, 0);
 
 	if (gov.handler_ok)
 		return 0;
-	if (n < 0 || SIGRTMIN + n > SIGRTMAX)
-		return -EINVAL;
-	gov.sig = SIGRTMIN + n;
-	if (sigaction(gov.sig, NULL, &old) < 0)
-		return -errno;
-	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
-		return -EBUSY; /* the application uses it: choose another */
+	if (r < 0)
+		return r;
+	sig_no = SIGRTMIN + (env && *env ? atoi(env) : DEFAULT_SIGNAL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(gov.sig, &sa, NULL) < 0)
+	if (sigaction(sig_no, &sa, NULL) < 0)
 		return -errno;
 	gov.handler_ok = 1;
 	return 0;
@@ -628,17 +754,35 @@ static int install_handler(void)
 
 static int gov_attach(void *priv)
 {
-	cpu_set_t set;
-
-	gov.cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 	return install_handler();
 }
 
-/* Core lock held. The governor takes the lock too, so it is not joined:
- * it sees `stop` at its next period and ends, opening every gate. */
+/* Core lock held. The governor does not need the lock to end: it sees
+ * G_STOPPING within a poll, opens every gate and deletes its timers. */
 static void gov_stop(void)
 {
-	gov.stop = 1;
+	if (__atomic_load_n(&gov.state, __ATOMIC_ACQUIRE) == G_RUNNING) {
+		__atomic_store_n(&gov.state, G_STOPPING, __ATOMIC_RELEASE);
+		wake_governor();
+	}
+}
+
+/* Wait until a stopping governor has ended. */
+static void gov_wait_stopped(void)
+{
+	int s;
+
+	while ((s = __atomic_load_n(&gov.state, __ATOMIC_ACQUIRE)) == G_STOPPING)
+		syscall(SYS_futex, &gov.state, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
+}
+
+/* Before exec (core lock held): after this no signal of the governor's is
+ * sent, so none is left pending for the new program, whose disposition of
+ * it is the default (terminate). */
+static void gov_quiesce(void *priv)
+{
+	gov_stop();
+	gov_wait_stopped();
 }
 
 static void gov_detach(void *priv)
@@ -654,24 +798,25 @@ static int gov_moved(void *priv)
 static int start_governor(void)
 {
 	pthread_attr_t attr;
+	pthread_t th;
 	sigset_t all, old;
 	int r;
 
-	gov.stop = 0;
-	if (gov.alive)
-		return 0; /* still running (perhaps told to stop): carry on */
+	gov_wait_stopped();
+	if (gov.state == G_RUNNING)
+		return 0;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&gov.thread, &attr, gov_main, NULL);
+	gov.state = G_RUNNING;
+	r = pthread_create(&th, &attr, gov_main, NULL);
+	if (r)
+		gov.state = G_NONE;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (r)
-		return -r;
-	gov.alive = 1;
-	return 0;
+	return -r;
 }
 
 static int gov_create(void *priv, struct rgroup__node *n)
@@ -690,9 +835,12 @@ static int gov_place(void *priv, struct rgroup__node *n, pid_t tid)
 	return 0; /* the core tracks members; the governor reads the tree */
 }
 
+/* A new weight counts from the next round, which starts now. */
 static int gov_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	return 0; /* read from n->nice at the next period (20 ms) */
+	__atomic_store_n(&gov.renice, 1, __ATOMIC_RELEASE);
+	wake_governor();
+	return 0;
 }
 
 static int gov_destroy(void *priv, struct rgroup__node *n)
@@ -722,13 +870,18 @@ static int gov_group_of(void *priv, pid_t tid, char *name, size_t len)
 
 static void gov_fork_child(void *priv)
 {
-	/* The child has no governor thread; its state starts afresh. */
-	memset(gates, 0, sizeof(gates));
-	gov.alive = 0;
-	gov.stop = 0;
+	/* The child has no governor thread and no timers; pending signals
+	 * are not inherited. Its state starts afresh; the arrays are kept
+	 * for reuse (no allocator in a fork child). */
+	memset(slots, 0, sizeof(slots));
+	round_word = 0;
+	running = 0;
+	gov.state = G_NONE;
 	gov.ngroups = 0;
-	gov.nt = 0; /* the array is kept for reuse: no allocator in a fork child */
-	gov.ne = 0;
+	gov.nt = 0;
+	gov.ng = 0;
+	gov.nnodes = 0;
+	gov.ngroup_nodes = 0;
 }
 
 static int gov_place_self(void *priv, const struct rgroup__node *n)
@@ -753,4 +906,5 @@ const struct rgroup__backend rgroup__backend_governor = {
 	.deferred = gov_deferred,
 	.fork_child = gov_fork_child,
 	.place_self = gov_place_self,
+	.quiesce = gov_quiesce,
 };

@@ -113,6 +113,17 @@ void rgroup__lock(void)
 	core_lock();
 }
 
+int rgroup__trylock(void)
+{
+	int r;
+
+	rgroup__in_lib++;
+	r = pthread_mutex_trylock(&lock);
+	if (r)
+		rgroup__in_lib--;
+	return r;
+}
+
 void rgroup__unlock(void)
 {
 	core_unlock();
@@ -125,26 +136,24 @@ struct rgroup__node *rgroup__tree(void)
 
 pid_t rgroup__keeper_tid(void)
 {
-	return st.keeper_tid;
+	return __atomic_load_n(&st.keeper_tid, __ATOMIC_RELAXED); /* the governor, unlocked */
 }
 
 /* ---- Set-up --------------------------------------------------------- */
 
-/* Chosen automatically, best first: the kernel enforces. */
+/* Chosen automatically, best first: the kernel enforces; where the process
+ * can write no cgroup, the governor does it inside the process. */
 static const struct rgroup__backend *const backends[] = {
 	&rgroup__backend_cgroup2,
 	&rgroup__backend_cgroup1,
+	&rgroup__backend_governor,
 };
 
-/* The governor works everywhere, only inside the process, and is still
- * experimental: it is used only when RGROUP_BACKEND names it. */
 static const struct rgroup__backend *backend_by_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
 		if (strcmp(backends[i]->name, name) == 0)
 			return backends[i];
-	if (strcmp(name, rgroup__backend_governor.name) == 0)
-		return &rgroup__backend_governor;
 	return NULL;
 }
 
@@ -508,6 +517,8 @@ static int recycle(struct rgroup__node *n)
 		return 0;
 	detach_node(n);
 	n->usage_dead_ns = 0;
+	n->throttled_ns = 0;
+	n->unthrottled = 0;
 	n->usage_base_ns = st.be->usage(st.be->priv, n, &ns) == 0 ? ns : 0;
 	link_child(pool, n);
 	st.nspares++;
@@ -631,7 +642,7 @@ static void *keeper_main(void *unused)
 	struct timespec ts;
 
 	core_lock();
-	st.keeper_tid = self_tid();
+	__atomic_store_n(&st.keeper_tid, self_tid(), __ATOMIC_RELAXED);
 	/* The keeper is created by whichever thread made an rgroup; it
 	 * belongs in the sgroup, never in an rgroup. */
 	if (st.attached)
@@ -664,7 +675,7 @@ static void *keeper_main(void *unused)
 		}
 	}
 	st.keeper_running = 0;
-	st.keeper_tid = 0;
+	__atomic_store_n(&st.keeper_tid, 0, __ATOMIC_RELAXED);
 	core_unlock();
 	return NULL;
 }
@@ -814,6 +825,8 @@ void rgroup__exec_prepare(void)
 		unbind_all(1);
 		st.dismantled = 1;
 	}
+	if (st.be->quiesce)
+		st.be->quiesce(st.be->priv);
 }
 
 void rgroup__exec_failed(void)
@@ -1244,6 +1257,7 @@ RGROUP__EXPORT int rgroup_info(rgroup_id_t id, struct rgroup_info *info)
 	out.nchildren = n->nchildren;
 	out.usage_ns = node_usage(n);
 	out.throttled_ns = n->throttled_ns;
+	out.unthrottled = n->unthrottled;
 	snprintf(out.name, sizeof(out.name), "%s", n->name);
 	core_unlock();
 	out.sz = sz;
@@ -1309,4 +1323,11 @@ RGROUP__EXPORT int rgroup_gc(const char *dir)
 	r = rgroup__cg_gc(fd);
 	close(fd);
 	return r;
+}
+
+/* For publish.c (the governor's state file): the usage rgroup_info()
+ * reports. Lock held. */
+uint64_t rgroup__node_usage(const struct rgroup__node *n)
+{
+	return node_usage(n);
 }

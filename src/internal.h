@@ -55,6 +55,7 @@ struct rgroup__node {
 	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
 	uint64_t usage_base_ns;         /* backend usage when it was recycled */
 	uint64_t throttled_ns;          /* governor: time its threads were paused */
+	uint64_t unthrottled;           /* governor: pauses its threads did not take */
 	char name[64];                  /* directory name */
 	char *path;                     /* directory relative to the sgroup */
 	int bound;                      /* its kernel group exists */
@@ -116,6 +117,10 @@ struct rgroup__backend {
 	/* Move the calling thread into n (NULL: the sgroup). For exec, which
 	 * may run in a vfork child: async-signal-safe, takes no lock. */
 	int (*place_self)(void *priv, const struct rgroup__node *n);
+	/* Before exec, after every group is unbound (core lock held): return
+	 * only when nothing asynchronous of the backend's can signal the
+	 * calling thread any more. NULL when there is nothing to stop. */
+	void (*quiesce)(void *priv);
 };
 
 extern const struct rgroup__backend rgroup__backend_cgroup2;
@@ -129,6 +134,7 @@ extern __thread int rgroup__pause_token;
 
 /* For the governor: the tree, under the core lock. */
 void rgroup__lock(void);
+int rgroup__trylock(void);                     /* 0 or an error number */
 void rgroup__unlock(void);
 struct rgroup__node *rgroup__tree(void);      /* first top-level rgroup */
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
@@ -215,7 +221,7 @@ int rgroup__cg_read_fd(int fd, char *buf, size_t len);
 /* mkdir path (relative to dirfd) with its parent's permission bits,
  * never wider. */
 int rgroup__cg_mkdir(int dirfd, const char *path);
-int rgroup__cg_rmdir(int parentfd, const char *name);
+int rgroup__cg_rmdir(int dirfd, const char *path);
 /* Open a cgroup directory by absolute path. */
 int rgroup__cg_open_dir(const char *path);
 /* Remove, bottom-up, every rgroup directory tree directly in sgroupfd
@@ -275,5 +281,80 @@ int rgroup__clamp_nice(int nice);
 unsigned int rgroup__nice_to_weight(int nice);
 /* cgroup v2 cpu.weight (1..10000, 100 = nice 0) nearest a kernel weight. */
 unsigned int rgroup__weight_to_cgroup2(unsigned int weight);
+
+/* ---- publish.c: the governor's state file, for the rgroup tool -------- */
+
+/*
+ * A kernel backend's groups are visible in cgroupfs; the governor's exist
+ * only in the process. So the governor publishes the tree in a small file
+ * that `rgroup tree` and `rgroup top` read instead:
+ *
+ *   /dev/shm/rgroup-<pid>-<starttime>.state    (mode 0600, the process's user)
+ *
+ * Line-based text; the format, also in rgroup(7) FILES:
+ *
+ *   rgroup-state 1 pid=P starttime=S backend=NAME realtime_ns=T monotonic_ns=M
+ *   group id=I parent=J depth=D nice=N weight=W usage_ns=U dead_ns=X throttled_ns=Z tids=A,B,...
+ *   ...                                    (pre-order: parents first)
+ *   end                                    (or "truncated": more did not fit)
+ *
+ * parent 0: a top-level rgroup. usage_ns: CPU time of the group and below,
+ * exited threads included (as rgroup_info()); dead_ns: the part of it that
+ * exited members and removed children of this group itself used, so a
+ * reader can add its live members' CPU times to it and get a figure as
+ * fresh as its own reading of /proc. throttled_ns: the time the governor
+ * kept the group's threads paused. Keys are "key=value" words; readers
+ * ignore keys and line kinds they do not know. The file is replaced
+ * whole (rename), never rewritten in place.
+ */
+#define RGROUP__STATE_DIR "/dev/shm"
+#define RGROUP__STATE_VERSION 1
+#define RGROUP__STATE_MAX (64 * 1024)   /* bytes, "truncated" included */
+
+/* Write the calling process's tree to its state file, replacing it; no
+ * file while no group is bound. For the governor thread, which may run
+ * while other threads are paused inside malloc or stdio: no allocation,
+ * no stdio stream, no libc lock, and the core lock only tried (the caller
+ * must not hold it). 0 or -errno; -EBUSY: the core lock or another publish
+ * was busy, the next call catches up. */
+int rgroup__publish(const char *backend_name);
+/* Remove the file, and make a publish running meanwhile remove what it
+ * writes; for when the governor stops. Lock-free, callable with the core
+ * lock held; in a fork child it leaves the parent's file alone. At exit
+ * publish.c removes the file itself (a destructor) and publishes no more. */
+void rgroup__publish_remove(void);
+/* core.c: CPU time used in n and below, as rgroup_info() reports it.
+ * Core lock held. */
+uint64_t rgroup__node_usage(const struct rgroup__node *n);
+
+/* parse.c: the file's name and text (pure, like the parsers above). */
+struct rgroup__state {
+	unsigned int version;
+	pid_t pid;
+	uint64_t starttime;
+	char backend[16];
+	uint64_t realtime_ns, monotonic_ns;
+	int truncated;                  /* "truncated": groups are missing */
+};
+struct rgroup__state_group {
+	uint64_t id, parent;            /* parent 0: top-level */
+	unsigned int depth, weight;
+	int nice;
+	uint64_t usage_ns, dead_ns, throttled_ns;
+	unsigned int ntids;             /* tids listed (may exceed the array) */
+};
+/* "rgroup-<pid>-<starttime>.state", with tmp ".state.tmp"; and back. */
+int rgroup__format_statename(char *out, size_t len, pid_t pid, uint64_t start,
+			     int tmp);
+int rgroup__parse_statename(const char *name, pid_t *pid, uint64_t *start,
+			    int *tmp);
+/* One line each, without the tids and newline of a group line: length
+ * written, or -ENAMETOOLONG when it does not fit. */
+int rgroup__format_state_head(char *out, size_t len, const struct rgroup__state *h);
+int rgroup__format_state_group(char *out, size_t len,
+			       const struct rgroup__state_group *g);
+int rgroup__parse_state(const char *text, struct rgroup__state *h, pid_t *tids,
+			size_t max, int (*fn)(void *arg, const struct rgroup__state_group *g),
+			void *arg);
 
 #endif /* RGROUP_INTERNAL_H */

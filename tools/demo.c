@@ -60,6 +60,7 @@ struct row {
 	const char *label;
 	int parent;             /* row index; -1: the (demo's) system group */
 	int is_proc;            /* a single-threaded child process */
+	int is_thread;          /* a plain busy thread of the demo, in no rgroup */
 	int nice;               /* PRIO_RGRP value to set (rgroups) */
 	int busy;               /* busy threads directly inside; 0: one idle */
 	/* filled while running */
@@ -283,7 +284,7 @@ static int ideal_shares(struct scenario *sc, double capacity)
 		struct row *g = &sc->rows[r];
 		int parent = g->parent < 0 ? root : node[g->parent];
 
-		if (g->is_proc) {
+		if (g->is_proc || g->is_thread) {
 			node[r] = model_add(&m, parent, rgroup_nice_to_weight(base), 1);
 			continue;
 		}
@@ -334,7 +335,7 @@ static double print_table(struct scenario *sc)
 		if (fabs(err) > worst)
 			worst = fabs(err);
 		snprintf(label, sizeof(label), "%*s%s", 2 * depth(sc, r), "", g->label);
-		if (g->is_proc)
+		if (g->is_proc || g->is_thread)
 			snprintf(threads, sizeof(threads), "1");
 		else if (g->busy)
 			snprintf(threads, sizeof(threads), "%d", g->busy);
@@ -343,7 +344,8 @@ static double print_table(struct scenario *sc)
 		printf("  %-16s %-8s %4d %6u %8.1f%% %6.1f%% %+6.1f%%%s\n",
 		       label, threads, g->got_nice, rgroup_nice_to_weight(g->got_nice),
 		       100 * g->measured, 100 * g->ideal, 100 * err,
-		       !g->is_proc && g->got_nice != g->nice ? "  (nice not as set!)" : "");
+		       !g->is_proc && !g->is_thread && g->got_nice != g->nice ?
+		       "  (nice not as set!)" : "");
 	}
 	return worst;
 }
@@ -453,7 +455,7 @@ static int run_on(struct scenario *sc, int seconds, double capacity, double *wor
 
 		g->pid = 0;
 		g->t0 = g->t1 = 0;
-		g->got_nice = g->is_proc ? base : g->nice;
+		g->got_nice = g->is_proc || g->is_thread ? base : g->nice;
 		if (g->is_proc) {
 			g->pid = fork_spinner();
 			if (g->pid < 0) {
@@ -464,6 +466,9 @@ static int run_on(struct scenario *sc, int seconds, double capacity, double *wor
 				fail(ESRCH, "clock_getcpuclockid", g->label);
 				goto out;
 			}
+		} else if (g->is_thread) {
+			if (spawn(0, spinner, r))
+				goto out;
 		} else if (g->parent < 0 && spawn(RGROUP_NEW, leader, r)) {
 			goto out;
 		}
@@ -537,7 +542,7 @@ out:
 		const char *dot = strrchr(plot_png, '.');
 		size_t stem = dot && strcmp(dot, ".png") == 0 ? (size_t)(dot - plot_png) : strlen(plot_png);
 
-		if (sc->rows[0].is_proc)
+		if (sc->rows[0].is_proc || sc->rows[0].is_thread)
 			snprintf(png, sizeof(png), "%s", plot_png);
 		else
 			snprintf(png, sizeof(png), "%.*s-nested.png", (int)stem, plot_png);
@@ -596,6 +601,21 @@ int cmd_demo(int argc, char **argv)
 		.rows = {
 			{ .label = "process 1", .parent = -1, .is_proc = 1 },
 			{ .label = "process 2", .parent = -1, .is_proc = 1 },
+			{ .label = "rgroup R", .parent = -1, .busy = 4 },
+		},
+	};
+	/* The governor divides the process's own time only: the same split
+	 * with the demo's own plain threads in place of the processes. */
+	struct scenario sc_a_gov = {
+		.title = "(a) in this process: two plain busy threads and one rgroup of "
+			 "four busy threads",
+		.quote = "the governor divides the process's own CPU time: the rgroup competes\n"
+			 "  like one thread of the process (against other processes, rule 4\n"
+			 "  needs a kernel backend)",
+		.nrows = 3,
+		.rows = {
+			{ .label = "thread 1", .parent = -1, .is_thread = 1 },
+			{ .label = "thread 2", .parent = -1, .is_thread = 1 },
 			{ .label = "rgroup R", .parent = -1, .busy = 4 },
 		},
 	};
@@ -695,6 +715,8 @@ int cmd_demo(int argc, char **argv)
 	backend = rgroup_backend();
 	printf("backend: %s; %g CPUs; %d s per scenario after 0.5 s warm-up\n",
 	       backend, capacity, seconds);
+	if (strcmp(backend, "governor") == 0)
+		scenarios[0] = &sc_a_gov;
 	if (strcmp(backend, "none") == 0) {
 		fprintf(stderr, "rgroup: no backend here: run `rgroup doctor`\n");
 		goto out;

@@ -25,6 +25,16 @@ static const char doctor_usage[] =
 /* Best first, as the library chooses (DESIGN.md §3). */
 static const char *const backends[] = { "native", "cgroup2", "cgroup1", "governor" };
 
+/* What a usable backend cannot do, said where the user chooses. */
+static const char *limit_of(const char *name)
+{
+	if (name && strcmp(name, "governor") == 0)
+		return " (inside the process only: an rgroup competes as one entity "
+		       "among the process's threads, not against other processes; "
+		       "that part of rule 4 needs cgroup2 or cgroup1)";
+	return "";
+}
+
 /* One line about rgroup_probe(name)'s answer; returns 1 if usable. */
 static int report(const char *label, const char *name)
 {
@@ -32,7 +42,7 @@ static int report(const char *label, const char *name)
 	int ret = rgroup_probe(name, why, sizeof(why));
 
 	if (ret == 0) {
-		printf("  %-10s usable\n", label);
+		printf("  %-10s usable%s\n", label, limit_of(name ? name : rgroup_backend()));
 		return 1;
 	}
 	if (!why[0]) {

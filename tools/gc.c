@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gc.c - `rgroup gc [--dry-run] [DIR...]`: remove the rgroup directories
- * that killed rgroup processes left behind.
+ * and governor state files that killed rgroup processes left behind.
  *
  * The library removes its own groups when threads exit, and a process's
  * first use of the library collects what dead processes left in its own
@@ -18,7 +18,13 @@
  * here only decides where to call it and what to print: it uses the same
  * strict name form, never descends into an rgroup directory (a live
  * process's tree is its own; a dead one goes as a whole) and never removes
- * anything itself.
+ * a directory itself.
+ *
+ * It also removes the governor's state files of dead processes
+ * (src/publish.c; a killed process cannot remove its own) in /dev/shm, or
+ * with DIRs in those: only regular files named exactly as
+ * rgroup__parse_statename() accepts, whose owner (pid plus start time) is
+ * gone, and, unless run by root, only the caller's own.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,16 +41,18 @@
 
 #include <rgroup.h>
 
+#include "internal.h"
 #include "tool.h"
 
 static const char gc_usage[] =
 	"Usage: rgroup gc [--dry-run] [DIR...]\n"
 	"\n"
-	"Remove the rgroup directories (rgroup-<pid>-<starttime>-<id>) that\n"
-	"processes killed before they could clean up left behind. With DIRs,\n"
-	"look in those cgroup directories; without, walk the cgroup v1 'cpu'\n"
-	"hierarchy and the cgroup2 hierarchy. A live process's groups and\n"
-	"directories that rgroup did not make are never touched.\n"
+	"Remove the rgroup directories (rgroup-<pid>-<starttime>-<id>) and the\n"
+	"governor's state files (rgroup-<pid>-<starttime>.state) that processes\n"
+	"killed before they could clean up left behind. With DIRs, look in those\n"
+	"directories; without, walk the cgroup v1 'cpu' hierarchy and the\n"
+	"cgroup2 hierarchy, and " RGROUP__STATE_DIR ". A live process's groups and files,\n"
+	"and anything rgroup did not make, are never touched.\n"
 	"\n"
 	"  -n, --dry-run   only list what would be removed\n"
 	"  -h, --help      show this help and exit\n"
@@ -59,47 +67,16 @@ struct gc_state {
 	unsigned long found;
 	unsigned long removed;
 	unsigned long kept;
+	int files_walked;       /* the state files were looked at */
+	unsigned long files;    /* state files removed (or, dry run, found) */
 };
 
-/* A decimal as the library writes it: digits, no sign, no leading 0. */
-static int parse_canonical(const char *s, const char **end, uint64_t *v)
-{
-	uint64_t x = 0;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(*p - '0');
-	}
-	*end = p;
-	*v = x;
-	return 0;
-}
-
-/* The library's name form, as strictly as rgroup__parse_dirname(). */
+/* The library's name form, exactly (rgroup__parse_dirname). */
 static int parse_name(const char *name, pid_t *pid, uint64_t *start)
 {
-	uint64_t v[3];
-	const char *p;
+	uint64_t id;
 
-	if (strncmp(name, "rgroup-", 7) != 0)
-		return -1;
-	p = name + 7;
-	for (int i = 0; i < 3; i++) {
-		if (parse_canonical(p, &p, &v[i]) < 0)
-			return -1;
-		if (*p != (i < 2 ? '-' : '\0'))
-			return -1;
-		p++;
-	}
-	if (v[0] == 0 || v[0] > INT_MAX)
-		return -1;
-	*pid = (pid_t)v[0];
-	*start = v[1];
-	return 0;
+	return rgroup__parse_dirname(name, pid, start, &id);
 }
 
 /* Field 22 of /proc/<pid>/stat, after the last ')' of the command. */
@@ -253,6 +230,51 @@ static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse
 	free(subs);
 }
 
+/* The state files of dead processes in dir (and the .tmp a writer killed
+ * mid-write leaves): listed by --dry-run, else removed. `quiet`: a DIR
+ * that gc_dir() has reported on already if it cannot be read. */
+static void gc_state_files(struct gc_state *st, const char *dir, int quiet)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d) {
+		if (!quiet && errno != ENOENT) {
+			fprintf(stderr, "%s gc: %s: %s\n", tool_name, dir, strerror(errno));
+			st->failed = 1;
+		}
+		return;
+	}
+	st->files_walked = 1;
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start;
+		int tmp;
+		struct stat sb;
+		char path[PATH_MAX];
+
+		if (rgroup__parse_statename(e->d_name, &pid, &start, &tmp) < 0 ||
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(sb.st_mode) || owner_alive(pid, start))
+			continue;
+		/* Another user's: the sticky /dev/shm would refuse anyway. */
+		if (geteuid() != 0 && sb.st_uid != geteuid())
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (st->dry_run) {
+			printf("would remove %s\n", path);
+			st->files++;
+		} else if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+			printf("removed %s\n", path);
+			st->files++;
+		} else if (errno != ENOENT) {
+			fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(errno));
+			st->failed = 1;
+		}
+	}
+	closedir(d);
+}
+
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
 static void unescape(char *s)
 {
@@ -356,6 +378,7 @@ int cmd_gc(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
+		gc_state_files(&st, RGROUP__STATE_DIR, 0);
 		r = gc_all(&st);
 	} else {
 		for (int i = optind; i < argc; i++) {
@@ -367,15 +390,19 @@ int cmd_gc(int argc, char **argv)
 			while (len > 1 && path[len - 1] == '/')
 				path[--len] = '\0';
 			gc_dir(&st, path, 0, 0, 1);
+			gc_state_files(&st, path, 1);
 		}
 		r = st.failed ? EXIT_FAIL : EXIT_OK;
 	}
-	if (r != EXIT_OK && !st.found && !st.removed)
+	if (r != EXIT_OK && !st.found && !st.removed && !st.files)
 		return r;  /* the error said it all */
 	if (st.dry_run)
 		printf("%lu director%s would be removed\n", st.found, st.found == 1 ? "y" : "ies");
 	else
 		printf("%lu director%s removed%s\n", st.removed, st.removed == 1 ? "y" : "ies",
 		       st.kept ? " (some were still busy; run again)" : "");
+	if (st.files_walked)
+		printf("%lu state file%s %s\n", st.files, st.files == 1 ? "" : "s",
+		       st.dry_run ? "would be removed" : "removed");
 	return r;
 }

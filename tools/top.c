@@ -237,9 +237,8 @@ static void draw(void)
 		if (w > width)
 			width = w;
 	}
-	put_line(y++, A_BOLD, "rgroup top - pid %d (%s), cgroup %s, every %.1fs, sort: %s",
-		 (int)v->pid, st.comm, v->v2 ? "v2" : "v1 cpu", st.interval,
-		 sort_names[st.sort]);
+	put_line(y++, A_BOLD, "rgroup top - pid %d (%s), backend %s, every %.1fs, sort: %s",
+		 (int)v->pid, st.comm, v->backend, st.interval, sort_names[st.sort]);
 	if (st.have_prev)
 		put_line(y++, 0, "%d threads, %d busy; process CPU %.2f of %d  (q quit, s sort, +/- interval)",
 			 v->nthreads, st.busy, st.dwall > 0 ? st.proc_dcpu / st.dwall : 0,

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tree.c - rgroup tree PID [--json]: a process's rgroup tree as cgroupfs
- * shows it, with each group's nice, weight, threads, CPU time and the
- * share of the process's CPU the reference model entitles it to.
+ * (or, on the governor backend, its state file) shows it, with each
+ * group's nice, weight, threads, CPU time and the share of the process's
+ * CPU the reference model entitles it to; on the governor also the time
+ * its threads were kept paused.
  *
  * The share here assumes every thread is busy (demand 1): a snapshot has
  * no interval to tell busy from idle threads; `rgroup top` measures that.
@@ -20,7 +22,9 @@ static const char tree_usage[] =
 	"Print the rgroup tree of process PID: each group's directory name, id,\n"
 	"nice value, weight, threads (directly inside), CPU time used (seconds,\n"
 	"the group and below) and the share of the process's CPU the reference\n"
-	"model gives it when every thread of the process is busy.\n"
+	"model gives it when every thread of the process is busy. On the\n"
+	"governor backend also PAUSED(s), the time the governor kept the\n"
+	"group's threads paused.\n"
 	"\n"
 	"  --json        the same as JSON, one group per line\n"
 	"  -h, --help    show this help\n";
@@ -40,8 +44,9 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-/* A share for JSON: null when unknown (< 0). One static buffer per call
- * site would be needed for two in one printf: callers use one at a time. */
+/* A share or time for JSON: null when unknown (< 0). One static buffer
+ * per call site would be needed for two in one printf: callers use one at
+ * a time. */
 static const char *num(double x)
 {
 	static char buf[32];
@@ -63,11 +68,26 @@ static const char *pct(double x)
 	return buf;
 }
 
+/* A JSON string, or null for an empty one (what the backend has not). */
+static void json_str_or_null(int have, const char *s)
+{
+	if (have)
+		json_str(s);
+	else
+		fputs("null", stdout);
+}
+
 static void print_json(const struct view *v)
 {
-	printf("{\"pid\":%d,\"cgroup\":\"%s\",\"sgroup\":", (int)v->pid,
-	       v->v2 ? "v2" : "v1");
-	json_str(v->sgroup);
+	printf("{\"pid\":%d,\"backend\":\"%s\",\"cgroup\":", (int)v->pid, v->backend);
+	json_str_or_null(!v->gov, v->v2 ? "v2" : "v1");
+	fputs(",\"sgroup\":", stdout);
+	json_str_or_null(!v->gov, v->sgroup);
+	fputs(",\"state\":", stdout);
+	json_str_or_null(v->gov, v->state);
+	if (v->gov)
+		printf(",\"state_age_s\":%.3f,\"truncated\":%s", v->state_age_s,
+		       v->truncated ? "true" : "false");
 	printf(",\"cpus\":%d,\"demand\":\"1 per thread\",\n\"groups\":[\n", v->ncpus);
 	for (int i = 0; i < v->ngroups; i++) {
 		const struct view_group *g = &v->groups[i];
@@ -76,11 +96,15 @@ static void print_json(const struct view *v)
 		json_str(g->name);
 		printf(",\"id\":%llu,\"parent\":%llu,\"depth\":%d,\"nice\":%d,"
 		       "\"weight\":%u,\"threads\":%d,\"threads_total\":%d,"
-		       "\"usage_s\":%.3f,\"ideal\":%s}%s\n",
+		       "\"usage_s\":%.3f,\"ideal\":%s,",
 		       (unsigned long long)g->id,
 		       g->parent < 0 ? 0ull : (unsigned long long)v->groups[g->parent].id,
 		       g->depth, g->nice, g->weight, g->nthreads, g->nthreads_total,
-		       g->usage_s, num(g->ideal), i + 1 < v->ngroups ? "," : "");
+		       g->usage_s, num(g->ideal));
+		/* num() has one buffer: a second call in one printf would
+		 * overwrite the first. */
+		printf("\"throttled_s\":%s}%s\n", num(g->throttled_s),
+		       i + 1 < v->ngroups ? "," : "");
 	}
 	printf("],\n\"plain\":{\"threads\":%d,\"usage_s\":%.3f,\"ideal\":%s},\n",
 	       v->plain_threads, v->plain_usage_s, num(v->plain_ideal));
@@ -105,24 +129,37 @@ static void print_text(const struct view *v)
 		if (w > width)
 			width = w;
 	}
-	printf("process %d (%s), cgroup %s, sgroup %s, %d CPUs\n", (int)v->pid, comm,
-	       v->v2 ? "v2" : "v1 cpu", v->sgroup, v->ncpus);
-	printf("%-*s %6s %5s %6s %7s %9s %6s\n", width, "GROUP", "ID", "NICE",
-	       "WEIGHT", "THREADS", "CPU(s)", "SHARE");
-	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "(plain threads)",
-	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal));
+	if (v->gov)
+		printf("process %d (%s), backend governor, state %s (%.1f s old), %d CPUs\n",
+		       (int)v->pid, comm, v->state, v->state_age_s, v->ncpus);
+	else
+		printf("process %d (%s), backend %s, cgroup %s, sgroup %s, %d CPUs\n",
+		       (int)v->pid, comm, v->backend, v->v2 ? "v2" : "v1 cpu", v->sgroup,
+		       v->ncpus);
+	printf("%-*s %6s %5s %6s %7s %9s %6s%s\n", width, "GROUP", "ID", "NICE",
+	       "WEIGHT", "THREADS", "CPU(s)", "SHARE", v->gov ? "  PAUSED(s)" : "");
+	printf("%-*s %6s %5s %6s %7d %9.2f %6s%s\n", width, "(plain threads)",
+	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal),
+	       v->gov ? "          -" : "");
 	for (int i = 0; i < v->ngroups; i++) {
 		const struct view_group *g = &v->groups[i];
 		int indent = 2 * (g->depth - 1);
 
-		printf("%*s%-*s %6llu %5d %6u %7d %9.2f %6s\n", indent, "",
+		printf("%*s%-*s %6llu %5d %6u %7d %9.2f %6s", indent, "",
 		       width - indent, g->name, (unsigned long long)g->id, g->nice,
 		       g->weight, g->nthreads, g->usage_s, pct(g->ideal));
+		if (v->gov)
+			printf("  %9.2f", g->throttled_s);
+		putchar('\n');
 	}
 	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "total", "", "", "",
 	       v->nthreads, v->total_usage_s, "100.0%");
+	if (v->truncated)
+		printf("(the state file was cut short: some groups are missing)\n");
 	printf("SHARE: the reference model's fraction of this process's CPU, every thread\n"
 	       "counted busy; a group's CPU and share include its child groups.\n");
+	if (v->gov)
+		printf("PAUSED: the time the governor kept the group's threads paused.\n");
 }
 
 int cmd_tree(int argc, char **argv)

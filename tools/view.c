@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view.c - read another process's rgroup tree from cgroupfs and /proc, and
- * compute the ideal shares with the reference model. See view.h.
+ * view.c - read another process's rgroup tree from cgroupfs (or the
+ * governor's state file) and /proc, and compute the ideal shares with the
+ * reference model. See view.h.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rgroup.h>
@@ -182,6 +184,7 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 		g->parent = parent;
 		g->depth = depth;
 		g->weight = rgroup_nice_to_weight(0);
+		g->throttled_s = -1;    /* the kernel's cpu.stat has it only with cpu.max */
 		snprintf(sub, sizeof(sub), "%s/%s", dir, found[i].name);
 		if (v->v2) {
 			snprintf(file, sizeof(file), "%s/cpu.weight.nice", sub);
@@ -267,6 +270,134 @@ static int read_threads(struct view *v)
 	return 0;
 }
 
+/* ---- The governor's state file ------------------------------------------ */
+
+#define STATE_TIDS 8192        /* members of one group we look at */
+
+/* The file's groups as listed, before they are put in display order. */
+static struct state_read {
+	struct view *v;
+	int n;
+	struct rgroup__state_group g[VIEW_MAX_GROUPS];
+	pid_t tids[STATE_TIDS];
+} sr;
+
+/* One group line: kept, and its listed threads marked with its index in
+ * sr.g (remapped by state_order()). */
+static int state_group(void *arg, const struct rgroup__state_group *g)
+{
+	struct state_read *st = arg;
+	struct view *v = st->v;
+	unsigned int n = g->ntids < STATE_TIDS ? g->ntids : STATE_TIDS;
+
+	if (st->n == VIEW_MAX_GROUPS)
+		return 0;   /* like the cgroupfs scan: the first ones */
+	for (unsigned int i = 0; i < n; i++)
+		for (int t = 0; t < v->nthreads; t++)
+			if (v->threads[t].tid == st->tids[i])
+				v->threads[t].group = st->n;
+	st->g[st->n++] = *g;
+	return 0;
+}
+
+/* Add the children of the group with id `parent` (0: top-level) to
+ * v->groups in pre-order, siblings by id as the cgroupfs scan has them;
+ * map[i]: where sr.g[i] went. */
+static void state_order(struct view *v, uint64_t parent, int pidx, int depth, int *map)
+{
+	for (uint64_t last = 0;;) {
+		int best = -1;
+
+		/* map[i] >= 0: placed already (a file that lists an id twice
+		 * or makes a group its own parent ends here, not in a loop). */
+		for (int i = 0; i < sr.n; i++)
+			if (map[i] < 0 && sr.g[i].parent == parent && sr.g[i].id > last &&
+			    (best < 0 || sr.g[i].id < sr.g[best].id))
+				best = i;
+		if (best < 0 || v->ngroups == VIEW_MAX_GROUPS)
+			return;
+		last = sr.g[best].id;
+
+		struct view_group *g = &v->groups[v->ngroups];
+		map[best] = v->ngroups++;
+		memset(g, 0, sizeof(*g));
+		rgroup__format_dirname(g->name, sizeof(g->name), v->pid, v->starttime, last);
+		g->id = last;
+		g->parent = pidx;
+		g->depth = depth;
+		g->nice = sr.g[best].nice;
+		g->weight = sr.g[best].weight;
+		/* What exited members used; the live ones are added from /proc. */
+		g->usage_s = (double)sr.g[best].dead_ns / 1e9;
+		g->throttled_s = (double)sr.g[best].throttled_ns / 1e9;
+		state_order(v, last, map[best], depth + 1, map);
+	}
+}
+
+/*
+ * The governor's state file of v->pid: 1 and the groups when the process
+ * has a valid one, 0 when not (none, not its owner's, another process's,
+ * unreadable or malformed: then cgroupfs is looked at as usual).
+ */
+static int read_state(struct view *v, uid_t uid)
+{
+	static char text[RGROUP__STATE_MAX + 1];
+	struct rgroup__state h;
+	struct timespec now;
+	struct stat sb;
+	char name[64], path[sizeof(name) + sizeof(RGROUP__STATE_DIR)];
+	int fd, map[VIEW_MAX_GROUPS], r;
+	ssize_t n;
+
+	if (rgroup__format_statename(name, sizeof(name), v->pid, v->starttime, 0) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", RGROUP__STATE_DIR, name);
+	/* O_NONBLOCK: a fifo planted under the name must not hang us. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	/* Anyone may make files in /dev/shm: only the owner's counts. */
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != uid) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	sr.v = v;
+	sr.n = 0;
+	r = rgroup__parse_state(text, &h, sr.tids, STATE_TIDS, state_group, &sr);
+	if (r < 0 || h.pid != v->pid || h.starttime != v->starttime || sr.n == 0) {
+		for (int t = 0; t < v->nthreads; t++)
+			v->threads[t].group = -1;
+		return 0;
+	}
+	for (int i = 0; i < sr.n; i++)
+		map[i] = -1;
+	v->ngroups = 0;
+	state_order(v, 0, -1, 1, map);
+	/* Members of groups that were left out (a cut file) count as plain. */
+	for (int t = 0; t < v->nthreads; t++) {
+		struct view_thread *th = &v->threads[t];
+
+		th->group = th->group >= 0 ? map[th->group] : -1;
+		if (th->group >= 0)
+			v->groups[th->group].nthreads++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	v->state_age_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9 -
+			 (double)h.monotonic_ns / 1e9;
+	v->truncated = h.truncated;
+	snprintf(v->state, sizeof(v->state), "%s", path);
+	v->gov = 1;
+	v->backend = "governor";
+	return 1;
+}
+
+/* ---- cgroupfs ------------------------------------------------------------ */
+
 /* Try one hierarchy: the process's sgroup directory there (rgroup path
  * components stripped, in case the leader sits in an rgroup). */
 static int locate(struct view *v, const char *proc_cgroup, const char *mountinfo,
@@ -296,17 +427,50 @@ static int locate(struct view *v, const char *proc_cgroup, const char *mountinfo
 	return 0;
 }
 
-int view_read(struct view *v, pid_t pid, char *why, size_t len)
+/* The rgroup directories of v->pid below its sgroup: 0, or a VIEW_E*
+ * code and the reason in why. */
+static int read_cgroups(struct view *v, char *why, size_t len)
 {
 	static char cgtext[8192], mountinfo[1 << 16];
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)v->pid);
+	if ((r = read_file(path, cgtext, sizeof(cgtext))) < 0)
+		return seterr(why, len, r == -ENOENT ? VIEW_ENOPROC : VIEW_EIO,
+			      "cannot read %s: %s", path, strerror(-r));
+	if ((r = read_file("/proc/self/mountinfo", mountinfo, sizeof(mountinfo))) < 0)
+		return seterr(why, len, VIEW_EIO, "cannot read /proc/self/mountinfo: %s",
+			      strerror(-r));
+	/* The cpu hierarchy: cgroup v1 `cpu` if mounted, else cgroup v2. The
+	 * one where the process has rgroup directories wins. */
+	for (int v2 = 0; v2 <= 1; v2++) {
+		if (locate(v, cgtext, mountinfo, v2) < 0)
+			continue;
+		for (int t = 0; t < v->nthreads; t++)
+			v->threads[t].group = -1;
+		v->ngroups = 0;
+		if (scan(v, v->sgroup, -1, 1) == 0 && v->ngroups > 0) {
+			v->backend = v2 ? "cgroup2" : "cgroup1";
+			return 0;
+		}
+	}
+	return seterr(why, len, VIEW_ENORGROUP,
+		      "process %d does not use rgroup (no rgroup directories below its cgroup, no governor state file)",
+		      (int)v->pid);
+}
+
+int view_read(struct view *v, pid_t pid, char *why, size_t len)
+{
 	char path[64], stext[1024];
 	struct stat sb;
-	int r, found = 0;
+	int r;
 
 	memset(v, 0, offsetof(struct view, groups));
 	v->ngroups = 0;
 	v->nthreads = 0;
 	v->pid = pid;
+	v->backend = "no rgroup";
 	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (v->ncpus < 1)
 		v->ncpus = 1;
@@ -344,31 +508,10 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 				      (int)pid, atoi(tgid + 6));
 	}
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if ((r = read_file(path, cgtext, sizeof(cgtext))) < 0)
-		return seterr(why, len, r == -ENOENT ? VIEW_ENOPROC : VIEW_EIO,
-			      "cannot read %s: %s", path, strerror(-r));
-	if ((r = read_file("/proc/self/mountinfo", mountinfo, sizeof(mountinfo))) < 0)
-		return seterr(why, len, VIEW_EIO, "cannot read /proc/self/mountinfo: %s",
-			      strerror(-r));
 	if ((r = read_threads(v)) < 0)
 		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
-
-	/* The cpu hierarchy: cgroup v1 `cpu` if mounted, else cgroup v2. The
-	 * one where the process has rgroup directories wins. */
-	for (int v2 = 0; v2 <= 1 && !found; v2++) {
-		if (locate(v, cgtext, mountinfo, v2) < 0)
-			continue;
-		for (int t = 0; t < v->nthreads; t++)
-			v->threads[t].group = -1;
-		v->ngroups = 0;
-		if (scan(v, v->sgroup, -1, 1) == 0 && v->ngroups > 0)
-			found = 1;
-	}
-	if (!found)
-		return seterr(why, len, VIEW_ENORGROUP,
-			      "process %d does not use rgroup (no rgroup directories below its cgroup)",
-			      (int)pid);
+	if (!read_state(v, sb.st_uid) && (r = read_cgroups(v, why, len)) != 0)
+		return r;
 
 	/* Thread counts and usage up the tree: reverse pre-order visits every
 	 * child before its parent. */
@@ -376,7 +519,8 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 		v->groups[i].nthreads_total = v->groups[i].nthreads;
 	if (!v->v2) {
 		/* No cpuacct on the v1 cpu hierarchy: the live members' CPU
-		 * times (threads that exited take theirs with them). */
+		 * times (threads that exited take theirs with them; the
+		 * governor's file has said what they used). */
 		for (int t = 0; t < v->nthreads; t++)
 			if (v->threads[t].group >= 0)
 				v->groups[v->threads[t].group].usage_s +=

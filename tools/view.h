@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view.h - another process's rgroup tree as cgroupfs and /proc show it,
- * for `rgroup tree` and `rgroup top`.
+ * view.h - another process's rgroup tree as cgroupfs (or the governor's
+ * state file) and /proc show it, for `rgroup tree` and `rgroup top`.
  *
  * The tool reads what any observer can read: the rgroup directories below
  * the process's sgroup on the hierarchy that carries the cpu controller
  * (cgroup v1 `cpu`, else cgroup v2), named rgroup-<pid>-<starttime>-<id>,
  * their weight files and thread lists, and the threads' CPU times in
  * /proc/PID/task/TID/stat. It never writes anything.
+ *
+ * A process on the governor backend has no rgroup directories: its
+ * governor publishes the tree in /dev/shm/rgroup-<pid>-<starttime>.state
+ * (src/internal.h, rgroup(7)), which is read instead when it is there, is
+ * owned by the process's user and names this very process (a file of an
+ * earlier process with the same pid has another start time in its name).
+ * Its groups' CPU time is, as on cgroup v1, the live members' CPU times
+ * from /proc, plus what the file says exited members used.
  *
  * Ideal shares come from the reference model (src/model.h): one pool node
  * for the sgroup holding, as the process sees it, its plain threads (those
@@ -44,6 +52,8 @@ struct view_group {
 	int nthreads;           /* threads directly inside */
 	int nthreads_total;     /* ... and in its descendants */
 	double usage_s;         /* CPU seconds of the group and below */
+	double throttled_s;     /* governor: seconds its threads were kept
+	                         * paused; -1 on the cgroup backends */
 	double ideal;           /* fraction of the process's CPU (model); -1:
 	                         * unknown (more groups + threads than the
 	                         * model's MODEL_MAX_NODES) */
@@ -53,7 +63,12 @@ struct view {
 	pid_t pid;
 	uint64_t starttime;
 	int v2;                 /* 1: cgroup v2, 0: cgroup v1 cpu */
-	char sgroup[PATH_MAX];  /* the sgroup's directory */
+	int gov;                /* 1: the governor's state file, not cgroupfs */
+	const char *backend;    /* "cgroup1", "cgroup2" or "governor" */
+	char sgroup[PATH_MAX];  /* the sgroup's directory (cgroup backends) */
+	char state[PATH_MAX];   /* the state file (governor) */
+	double state_age_s;     /* how long ago the governor wrote it */
+	int truncated;          /* the file was cut: groups are missing */
 	int ncpus;              /* online CPUs */
 	double capacity;        /* CPUs the model divides; 0: ncpus */
 	int ngroups;
@@ -71,7 +86,7 @@ struct view {
 enum {
 	VIEW_ENOPROC = 1,       /* no such process */
 	VIEW_EPERM,             /* another user's process (not root) */
-	VIEW_ENORGROUP,         /* the process has no rgroup directories */
+	VIEW_ENORGROUP,         /* no rgroup directories and no state file */
 	VIEW_EIO,               /* cgroupfs or /proc could not be read */
 };
 

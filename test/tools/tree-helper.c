@@ -3,7 +3,8 @@
  * tree-helper.c - a process with a known rgroup tree, for the tests of
  * `rgroup tree` and `rgroup top` (test-tree-top.sh).
  *
- * In a system group of its own (test/lib/sgroup.h) it builds:
+ * In a system group of its own (test/lib/sgroup.h; none on the governor)
+ * it builds:
  *
  *   sgroup:  the main thread and one plain thread (sleeping)
  *     A      nice 5, two sleeping threads
@@ -14,14 +15,16 @@
  * reader never sees half of it), one line per fact:
  *
  *   pid PID
- *   plain N          (threads in the sgroup itself, the library's own too)
+ *   plain N          (threads in no rgroup, the library's own too)
  *   group NAME EXPECTED-JSON-PREFIX
+ *   state PATH       (governor: where its state file must be)
  *
  * where the prefix is exactly how `rgroup tree --json` starts that group's
  * line. It runs until SIGTERM or SIGINT, then stops its threads, waits for
  * the library to remove the groups and removes its system group. Exit 77
  * (with the reason) when it cannot run here.
  */
+#include <dirent.h>
 #include <signal.h>
 
 #include "sgroup.h"
@@ -32,7 +35,8 @@ static struct rgt_worker a = { .spin = 0, .set_nice = 1, .nice = 5, .nkids = 1, 
 static struct rgt_worker c = { .spin = 1, .new_group = 1, .set_nice = 1, .nice = 3 };
 static struct rgt_worker b = { .spin = 1, .set_nice = 1, .nice = -2, .nkids = 1, .kids = &c };
 
-static void describe(FILE *f, pid_t tid)
+/* One "group" fact; returns the group's thread count. */
+static unsigned int describe(FILE *f, pid_t tid)
 {
 	struct rgroup_info info = { .sz = sizeof(info) }, pinfo = { .sz = sizeof(pinfo) };
 	rgroup_id_t id;
@@ -48,6 +52,57 @@ static void describe(FILE *f, pid_t tid)
 		info.name, info.name, (unsigned long long)info.id,
 		(unsigned long long)info.parent, info.depth, info.nice, info.weight,
 		info.nthreads);
+	return info.nthreads;
+}
+
+/* Threads in the sgroup's thread list (cgroup backends). */
+static int sgroup_threads(const char *sg)
+{
+	char dir[PATH_MAX + 16], tids[4096];
+	int n = 0;
+
+	rgt_cg_dir(sg, dir, sizeof(dir));
+	strcat(dir, rgt_sg.v2 ? "/cgroup.threads" : "/tasks");
+	if (rgt_read(dir, tids, sizeof(tids)) < 0) {
+		perror(dir);
+		exit(1);
+	}
+	for (char *p = tids; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* All the process's threads (the governor: a thread in no rgroup is
+ * plain, its own and the keeper included). */
+static int all_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d) {
+		perror("/proc/self/task");
+		exit(1);
+	}
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The governor's state file name for this process (src/publish.c). */
+static void state_fact(FILE *f)
+{
+	char stat[1024], name[64];
+	uint64_t start;
+
+	if (rgt_read("/proc/self/stat", stat, sizeof(stat)) < 0 ||
+	    rgroup__parse_stat_starttime(stat, &start) < 0 ||
+	    rgroup__format_statename(name, sizeof(name), getpid(), start, 0) < 0) {
+		fprintf(stderr, "tree-helper: cannot name the state file\n");
+		exit(1);
+	}
+	fprintf(f, "state %s/%s\n", RGROUP__STATE_DIR, name);
 }
 
 int main(int argc, char **argv)
@@ -84,24 +139,13 @@ int main(int argc, char **argv)
 	}
 	/* Plain threads: main, `plain`, and any thread the library keeps. */
 	{
-		char dir[PATH_MAX + 16], tids[4096];
-		int n = 0;
+		int grouped = (int)(describe(f, a.tid) + describe(f, b.tid) + describe(f, c.tid));
 
-		rgt_cg_dir(sg, dir, sizeof(dir));
-		strcat(dir, "/tasks");
-		if (rgt_sg.v2)
-			strcpy(strrchr(dir, '/'), "/cgroup.threads");
-		if (rgt_read(dir, tids, sizeof(tids)) < 0) {
-			perror(dir);
-			return 1;
-		}
-		for (char *p = tids; *p; p++)
-			n += *p == '\n';
-		fprintf(f, "pid %d\nplain %d\n", (int)getpid(), n);
+		fprintf(f, "pid %d\nplain %d\n", (int)getpid(),
+			rgt_sg.gov ? all_threads() - grouped : sgroup_threads(sg));
+		if (rgt_sg.gov)
+			state_fact(f);
 	}
-	describe(f, a.tid);
-	describe(f, b.tid);
-	describe(f, c.tid);
 	fclose(f);
 	if (rename(tmp, argv[1]) < 0) {
 		perror(argv[1]);

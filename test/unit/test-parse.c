@@ -770,6 +770,229 @@ static void test_dirname_parse_rejects(void **state)
 	}
 }
 
+/* ---- governor state files ------------------------------------------------- */
+
+static void test_statename(void **state)
+{
+	static const char *const rejects[] = {
+		"rgroup-1-2.stat", "rgroup-1-2.state ", "rgroup-1-2.state.tm",
+		"rgroup-1-2.state.tmp.tmp", "rgroup-1-2-3.state", "rgroup-1.state",
+		"rgroup-01-2.state", "rgroup-1-02.state", "rgroup-0-2.state",
+		"rgroup--1-2.state", "rgroup-1-+2.state", "rgroup-1-2", "Rgroup-1-2.state",
+		".rgroup-1-2.state", "rgroup-1-2.statex", "",
+	};
+	char buf[64];
+	pid_t pid = 99;
+	uint64_t start = 99;
+	int tmp = 99;
+
+	(void)state;
+	assert_int_equal(rgroup__format_statename(buf, sizeof(buf), 4242, 1044555, 0), 0);
+	assert_string_equal(buf, "rgroup-4242-1044555.state");
+	assert_int_equal(rgroup__parse_statename(buf, &pid, &start, &tmp), 0);
+	assert_int_equal(pid, 4242);
+	assert_true(start == 1044555 && tmp == 0);
+	assert_int_equal(rgroup__format_statename(buf, sizeof(buf), 2147483647, UINT64_MAX, 1), 0);
+	assert_string_equal(buf, "rgroup-2147483647-18446744073709551615.state.tmp");
+	assert_int_equal(rgroup__parse_statename(buf, &pid, &start, &tmp), 0);
+	assert_true(pid == 2147483647 && start == UINT64_MAX && tmp == 1);
+	/* "rgroup-1-2.state" needs 17 bytes */
+	assert_int_equal(rgroup__format_statename(buf, 16, 1, 2, 0), -ENAMETOOLONG);
+	assert_int_equal(rgroup__format_statename(buf, 17, 1, 2, 0), 0);
+	assert_int_equal(rgroup__format_statename(buf, sizeof(buf), 0, 2, 0), -EINVAL);
+
+	for (size_t i = 0; i < ARRAY_SIZE(rejects); i++) {
+		pid = 99, start = 99, tmp = 99;
+		if (rgroup__parse_statename(rejects[i], &pid, &start, &tmp) != -EINVAL)
+			fail_msg("case \"%s\": accepted", rejects[i]);
+		if (pid != 99 || start != 99 || tmp != 99)
+			fail_msg("case \"%s\": output written on failure", rejects[i]);
+	}
+	assert_int_equal(rgroup__parse_statename("rgroup-2147483648-1.state", &pid, &start, &tmp),
+			 -ERANGE);
+}
+
+/* What rgroup__parse_state() handed over: the groups and their tids. */
+static struct {
+	int n;
+	struct rgroup__state_group g[4];
+	pid_t tids[4][4];
+	pid_t *scratch;
+	int stop_at;          /* return 7 at this group (1-based), 0: never */
+} got;
+
+static int collect_group(void *arg, const struct rgroup__state_group *g)
+{
+	(void)arg;
+	if (got.n < 4) {
+		got.g[got.n] = *g;
+		memcpy(got.tids[got.n], got.scratch, sizeof(got.tids[0]));
+	}
+	got.n++;
+	return got.n == got.stop_at ? 7 : 0;
+}
+
+static int parse_state(const char *text, struct rgroup__state *h)
+{
+	static pid_t scratch[4];
+
+	memset(&got, 0, sizeof(got));
+	memset(scratch, 0, sizeof(scratch));
+	got.scratch = scratch;
+	return rgroup__parse_state(text, h, scratch, 4, collect_group, NULL);
+}
+
+static void test_state_roundtrip(void **state)
+{
+	struct rgroup__state h = {
+		.pid = 4242, .starttime = 1044555, .backend = "governor",
+		.realtime_ns = 1796289318562031707ull, .monotonic_ns = 18620850317439ull,
+	}, back;
+	struct rgroup__state_group g[2] = {
+		{ .id = 1, .parent = 0, .depth = 1, .nice = -20, .weight = 88761,
+		  .usage_ns = 306983894, .dead_ns = 5, .throttled_ns = 79713054 },
+		{ .id = 7, .parent = 1, .depth = 2, .nice = 19, .weight = 15,
+		  .usage_ns = UINT64_MAX, .dead_ns = 0, .throttled_ns = 0 },
+	};
+	char text[1024];
+	size_t off = 0;
+	int r;
+
+	(void)state;
+	r = rgroup__format_state_head(text, sizeof(text), &h);
+	assert_true(r > 0);
+	off += (size_t)r;
+	r = rgroup__format_state_group(text + off, sizeof(text) - off, &g[0]);
+	assert_true(r > 0);
+	off += (size_t)r;
+	off += (size_t)snprintf(text + off, sizeof(text) - off, "101,102,2147483647\n");
+	r = rgroup__format_state_group(text + off, sizeof(text) - off, &g[1]);
+	assert_true(r > 0);
+	off += (size_t)r;
+	snprintf(text + off, sizeof(text) - off, "\nend\n");   /* no threads */
+	{
+		char small[20];
+
+		assert_int_equal(rgroup__format_state_group(small, sizeof(small), &g[0]),
+				 -ENAMETOOLONG);
+	}
+
+	assert_int_equal(parse_state(text, &back), 0);
+	assert_int_equal(back.version, RGROUP__STATE_VERSION);
+	assert_int_equal(back.pid, 4242);
+	assert_true(back.starttime == 1044555);
+	assert_string_equal(back.backend, "governor");
+	assert_true(back.realtime_ns == h.realtime_ns && back.monotonic_ns == h.monotonic_ns);
+	assert_int_equal(back.truncated, 0);
+	assert_int_equal(got.n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_true(got.g[i].id == g[i].id && got.g[i].parent == g[i].parent);
+		assert_int_equal(got.g[i].depth, g[i].depth);
+		assert_int_equal(got.g[i].nice, g[i].nice);
+		assert_int_equal(got.g[i].weight, g[i].weight);
+		assert_true(got.g[i].usage_ns == g[i].usage_ns);
+		assert_true(got.g[i].dead_ns == g[i].dead_ns);
+		assert_true(got.g[i].throttled_ns == g[i].throttled_ns);
+	}
+	assert_int_equal(got.g[0].ntids, 3);
+	assert_int_equal(got.tids[0][0], 101);
+	assert_int_equal(got.tids[0][2], 2147483647);
+	assert_int_equal(got.g[1].ntids, 0);
+
+	/* What the callback returns ends the walk and comes back. */
+	memset(&back, 0, sizeof(back));
+	got.n = 0;
+	got.stop_at = 1;
+	assert_int_equal(rgroup__parse_state(text, &back, got.scratch, 4, collect_group, NULL), 7);
+	assert_int_equal(back.pid, 0);
+}
+
+#define HEAD "rgroup-state 1 pid=5 starttime=9 backend=governor realtime_ns=1 monotonic_ns=2\n"
+#define GROUP "group id=1 parent=0 depth=1 nice=0 weight=1024 usage_ns=3 dead_ns=0 throttled_ns=0 tids=6,7\n"
+
+static void test_state_cases(void **state)
+{
+	static const struct {
+		const char *name, *text;
+		int ret, groups, truncated;
+		unsigned int ntids;
+	} cases[] = {
+		{ "plain", HEAD GROUP "end\n", 0, 1, 0, 2 },
+		{ "no groups", HEAD "end\n", 0, 0, 0, 0 },
+		{ "truncated", HEAD GROUP "truncated\n", 0, 1, 1, 2 },
+		{ "more tids than the array", HEAD
+		  "group id=1 parent=0 depth=1 nice=0 weight=1024 tids=1,2,3,4,5,6\nend\n", 0, 1, 0, 6 },
+		{ "optional keys left out", HEAD
+		  "group id=1 parent=0 depth=1 nice=-3 weight=1991\nend\n", 0, 1, 0, 0 },
+		{ "unknown key and line kind", HEAD "note hello\n"
+		  "group id=1 parent=0 depth=1 nice=0 weight=1024 colour=red tids=6\nend\n", 0, 1, 0, 1 },
+		{ "keys in another order", HEAD
+		  "group weight=1024 nice=0 depth=1 parent=0 id=1\nend\n", 0, 1, 0, 0 },
+		{ "header only, times left out",
+		  "rgroup-state 1 pid=5 starttime=9 backend=governor\nend\n", 0, 0, 0, 0 },
+		{ "no end", HEAD GROUP, -EINVAL, 1, 0, 0 },
+		{ "end without newline", HEAD GROUP "end", -EINVAL, 1, 0, 0 },
+		{ "text after end", HEAD "end\n" GROUP, -EINVAL, 0, 0, 0 },
+		{ "cut group line", HEAD "group id=1 parent=0 dep", -EINVAL, 0, 0, 0 },
+		{ "empty", "", -EINVAL, 0, 0, 0 },
+		{ "no header", GROUP "end\n", -EINVAL, 0, 0, 0 },
+		{ "version 2", "rgroup-state 2 pid=5 starttime=9 backend=x\nend\n", -ENOTSUP, 0, 0, 0 },
+		{ "version word", "rgroup-state x pid=5 starttime=9 backend=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "version glued", "rgroup-state 1x pid=5 starttime=9 backend=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "pid 0", "rgroup-state 1 pid=0 starttime=9 backend=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "pid too big", "rgroup-state 1 pid=2147483648 starttime=9 backend=x\nend\n", -ERANGE, 0, 0, 0 },
+		{ "no backend", "rgroup-state 1 pid=5 starttime=9\nend\n", -EINVAL, 0, 0, 0 },
+		{ "empty backend", "rgroup-state 1 pid=5 starttime=9 backend=\nend\n", -EINVAL, 0, 0, 0 },
+		{ "long backend", "rgroup-state 1 pid=5 starttime=9 backend=0123456789abcdef\nend\n", -EINVAL, 0, 0, 0 },
+		{ "no starttime", "rgroup-state 1 pid=5 backend=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "signed pid", "rgroup-state 1 pid=+5 starttime=9 backend=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "id 0", HEAD "group id=0 parent=0 depth=1 nice=0 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "no id", HEAD "group parent=0 depth=1 nice=0 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "no nice", HEAD "group id=1 parent=0 depth=1 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "nice 20", HEAD "group id=1 parent=0 depth=1 nice=20 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "nice -21", HEAD "group id=1 parent=0 depth=1 nice=-21 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "nice glued", HEAD "group id=1 parent=0 depth=1 nice=5x weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "top-level at depth 2", HEAD "group id=1 parent=0 depth=2 nice=0 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "nested at depth 1", HEAD "group id=2 parent=1 depth=1 nice=0 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "depth 0", HEAD "group id=2 parent=1 depth=0 nice=0 weight=1\nend\n", -EINVAL, 0, 0, 0 },
+		{ "too deep", HEAD "group id=2 parent=1 depth=33 nice=0 weight=1\nend\n", -ERANGE, 0, 0, 0 },
+		{ "weight too big", HEAD "group id=1 parent=0 depth=1 nice=0 weight=4294967296\nend\n", -ERANGE, 0, 0, 0 },
+		{ "usage not a number", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 usage_ns=x\nend\n", -EINVAL, 0, 0, 0 },
+		{ "tid 0", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 tids=0\nend\n", -EINVAL, 0, 0, 0 },
+		{ "tids trailing comma", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 tids=5,\nend\n", -EINVAL, 0, 0, 0 },
+		{ "tids double comma", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 tids=5,,6\nend\n", -EINVAL, 0, 0, 0 },
+		{ "tids leading comma", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 tids=,5\nend\n", -EINVAL, 0, 0, 0 },
+		{ "tid too big", HEAD "group id=1 parent=0 depth=1 nice=0 weight=1 tids=2147483648\nend\n", -ERANGE, 0, 0, 0 },
+		{ "second group bad", HEAD GROUP "group id=2\nend\n", -EINVAL, 1, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rgroup__state h = { .pid = 99 };
+		int r = parse_state(cases[i].text, &h);
+
+		if (r != cases[i].ret)
+			fail_msg("case \"%s\": returned %d, expected %d", cases[i].name, r, cases[i].ret);
+		if (got.n != cases[i].groups)
+			fail_msg("case \"%s\": %d groups, expected %d", cases[i].name, got.n,
+				 cases[i].groups);
+		if (r < 0 && h.pid != 99)
+			fail_msg("case \"%s\": header written on failure", cases[i].name);
+		if (r == 0 && (h.pid != 5 || h.truncated != cases[i].truncated))
+			fail_msg("case \"%s\": header pid %d truncated %d", cases[i].name, (int)h.pid,
+				 h.truncated);
+		if (r == 0 && got.n && got.g[0].ntids != cases[i].ntids)
+			fail_msg("case \"%s\": %u tids, expected %u", cases[i].name, got.g[0].ntids,
+				 cases[i].ntids);
+	}
+	assert_int_equal(rgroup__parse_state(NULL, &(struct rgroup__state){ 0 }, NULL, 0,
+					     collect_group, NULL), -EINVAL);
+	assert_int_equal(rgroup__parse_state(HEAD "end\n", NULL, NULL, 0, collect_group, NULL),
+			 -EINVAL);
+	assert_int_equal(rgroup__parse_state(HEAD "end\n", &(struct rgroup__state){ 0 }, NULL, 1,
+					     collect_group, NULL), -EINVAL);
+}
+
 /* ---- this machine ---------------------------------------------------------- */
 
 static int slurp(const char *path, char *buf, size_t len)
@@ -846,6 +1069,9 @@ int main(void)
 		cmocka_unit_test(test_dirname_roundtrip),
 		cmocka_unit_test(test_dirname_format_errors),
 		cmocka_unit_test(test_dirname_parse_rejects),
+		cmocka_unit_test(test_statename),
+		cmocka_unit_test(test_state_roundtrip),
+		cmocka_unit_test(test_state_cases),
 		cmocka_unit_test(test_live_proc), /* keep last: see below */
 	};
 	size_t n = ARRAY_SIZE(tests);
