@@ -67,11 +67,14 @@
 #include "model-lib.h"
 
 #define ROUND_NS       24000000L  /* a round's length, few threads */
-#define SLICE_NS       12000000L  /* ... at least this per busy thread per CPU */
+#define SLICE_NS       6000000L   /* ... at least this per busy thread per CPU */
+#define CHANGE_NS      20000L     /* per thread: a round this old restarts when
+                                   * the tree changed (bounds the cost of churn) */
 #define POLL_NS        2000000L   /* checks within a round */
 #define SCAN_MAX       64         /* threads whose clocks every poll reads */
 #define MISS_NS        20000000L  /* past its quota: it did not take the pause */
 #define ACTIVE_NS      500000L    /* used this much in a round: it wants CPU */
+#define UNCONTENDED    0.95       /* demand below this part of the CPUs: no pauses */
 #define DEBT_ROUNDS    8          /* at most this many rounds' share owed */
 #define PUBLISH_NS     250000000L /* the state file for the tools */
 #define MAX_SLOTS      8192
@@ -90,6 +93,7 @@ enum { S_FREE, S_RUN, S_PAUSED, S_MISSED };
  */
 struct slot {
 	uint32_t word;
+	int until;                /* a paused thread waits for this round */
 	pid_t tid;
 	uint64_t expire;          /* CPU-clock ns at which its quota ends */
 	uint64_t paused_at;       /* CLOCK_MONOTONIC ns */
@@ -139,8 +143,11 @@ static void maybe_pause(int s)
 	/* S_RUN or S_MISSED (the governor gave up on it: it is no longer
 	 * counted in `running`) becomes S_PAUSED. */
 	while (WORD_STATE(w) != S_PAUSED) {
-		/* paused_at first: the governor reads it once it sees S_PAUSED. */
+		/* paused_at first: the governor reads it once it sees S_PAUSED;
+		 * the pause lasts until the next round (or longer, if the
+		 * governor moves `until` on while the thread sits out). */
 		__atomic_store_n(&sl->paused_at, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->until, r + 1, __ATOMIC_RELEASE);
 		if (__atomic_compare_exchange_n(&sl->word, &w, WORD(r, S_PAUSED), 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			if (WORD_STATE(w) == S_RUN &&
@@ -151,8 +158,12 @@ static void maybe_pause(int s)
 		if (w >> 2 != WORD(r, 0) >> 2 || WORD_STATE(w) == S_FREE)
 			return; /* the round ended meanwhile */
 	}
-	while (__atomic_load_n(&round_word, __ATOMIC_ACQUIRE) == r)
-		syscall(SYS_futex, &round_word, FUTEX_WAIT_PRIVATE, r, NULL, NULL, 0);
+	for (;;) {
+		int now = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE);
+		if ((int)((unsigned int)now - (unsigned int)__atomic_load_n(&sl->until, __ATOMIC_ACQUIRE)) >= 0)
+			break;
+		syscall(SYS_futex, &round_word, FUTEX_WAIT_PRIVATE, now, NULL, NULL, 0);
+	}
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -186,12 +197,15 @@ struct gthread {
 	timer_t timer;
 	int has_timer;
 	int wants;                /* it ran, or was held back, last round */
+	int paused;               /* it waits in the handler now */
 	int armed;                /* has a quota this round */
 	int sent;                 /* the pause signal went out this round */
 	uint64_t start;           /* CPU clock at the round's start */
 	uint64_t seen_ns;         /* CPU clock at the last scan */
 	uint64_t quota;
 	double debt;              /* ns overrun, owed */
+	double demand;            /* CPUs it would use unhindered (smoothed) */
+	uint64_t run_last, wait_last; /* schedstat at the round's start */
 };
 
 /* An rgroup of this round (by model node), for the statistics. */
@@ -231,7 +245,7 @@ enum { G_NONE, G_RUNNING, G_STOPPING };
 static struct gov {
 	int state;                /* G_*: futex word; set under the core lock,
 	                           * except G_STOPPING -> G_NONE (the governor) */
-	int renice;               /* a weight changed: start a new round */
+	int changed;              /* the tree or a weight changed: a new round */
 	pid_t tid;
 	int handler_ok;
 	unsigned int ngroups;
@@ -376,25 +390,65 @@ static void discover(void)
 	gov.nt = j;
 }
 
-/* Is thread tid runnable (state R in /proc)? No malloc, no stdio. */
-static int runnable(pid_t tid)
+/* /proc/self/task/TID/<file> into buf (NUL-terminated); length or -1.
+ * No malloc, no stdio. */
+static ssize_t read_task(pid_t tid, const char *file, char *buf, size_t len)
 {
-	char path[64], buf[1024];
-	const char *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
+	return n;
+}
+
+/* Is thread tid runnable (state R)? */
+static int runnable(pid_t tid)
+{
+	char buf[1024];
+	const char *p;
+
+	if (read_task(tid, "stat", buf, sizeof(buf)) < 0)
+		return 0;
 	p = strrchr(buf, ')'); /* the name may hold anything, even ") R" */
 	return p && p[1] == ' ' && p[2] == 'R';
+}
+
+/*
+ * How much CPU the thread would use if nothing held it back: of the round's
+ * time in which it was neither paused nor waiting for a CPU (schedstat's
+ * run queue wait), the part it ran; 1 for a busy thread however crowded
+ * the CPU, 0.4 for one that sleeps 60% of the time. Smoothed over rounds.
+ */
+static void measure_demand(struct gthread *t, uint64_t wall, uint64_t paused)
+{
+	char buf[128], *end;
+	uint64_t run, wait;
+
+	if (read_task(t->tid, "schedstat", buf, sizeof(buf)) < 0) {
+		t->demand = 1; /* no schedstat: every thread that ran is busy */
+		return;
+	}
+	run = strtoull(buf, &end, 10);
+	wait = strtoull(end, NULL, 10);
+	if (t->run_last && wall > paused + POLL_NS) {
+		double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
+		double avail = (double)(wall - paused) - w;
+		double d = avail > r ? r / avail : 1;
+		t->demand = (t->demand + d) / 2;
+	} else if (!t->run_last) {
+		t->demand = 1;
+	}
+	t->run_last = run;
+	t->wait_last = wait;
 }
 
 static void send_pause(struct gthread *t)
@@ -413,17 +467,14 @@ static void send_pause(struct gthread *t)
 
 /* ---- Rounds ------------------------------------------------------------- */
 
-/* End the round: open the gate first (a paused thread may hold a lock that
- * the core lock's holder waits for), then settle each armed thread's use:
- * what it ran beyond its quota is owed (not paid for forever: at most
- * DEBT_ROUNDS rounds' share); what it left unused is not carried, as a
- * sleeper's is not in the kernel. */
-static void end_round(void)
+/* Settle the round that ends, while its paused threads still wait: each
+ * armed thread's use against its quota. What it ran beyond the quota is
+ * owed (not paid for forever: at most DEBT_ROUNDS rounds' share); what it
+ * left unused is not carried, as a sleeper's is not in the kernel. */
+static void settle_round(void)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
-	__atomic_add_fetch(&round_word, 1, __ATOMIC_ACQ_REL);
-	futex_wake(&round_word, INT32_MAX);
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		uint64_t c = clock_ns(t->clk), used = c > t->start ? c - t->start : 0;
@@ -434,8 +485,16 @@ static void end_round(void)
 
 		if (!t->armed)
 			st = S_FREE;
-		if (g && st == S_PAUSED)
-			g->paused_ns += now - __atomic_load_n(&slots[t->slot].paused_at, __ATOMIC_RELAXED);
+		uint64_t paused = 0;
+		if (st == S_PAUSED) {
+			uint64_t *at = &slots[t->slot].paused_at;
+			paused = now - __atomic_load_n(at, __ATOMIC_RELAXED);
+			if (g)
+				g->paused_ns += paused;
+			__atomic_store_n(at, now, __ATOMIC_RELAXED); /* if it stays paused */
+		}
+		measure_demand(t, now - gov.round_start, paused);
+		t->paused = st == S_PAUSED;
 		if (g && st == S_MISSED)
 			g->missed++;
 		if (t->armed) {
@@ -522,11 +581,14 @@ static double capacity(void)
 	return CPU_COUNT(&all) ? CPU_COUNT(&all) : 1;
 }
 
-/* Each thread's share of the process's CPUs from the model; 0 threads that
- * want CPU, or no room for the model. */
+/* Each thread's share of the process's CPUs from the model; 0 when no
+ * thread wants CPU, when together they want less than the CPUs there are
+ * (the kernel gives each what it wants: nothing to divide), or when there
+ * is no room for the model. */
 static int solve(void)
 {
 	int nactive = 0;
+	double total = 0, cpus = capacity();
 
 	if (mvec_fit(&gov.nodes, gov.ngroup_nodes + gov.nt, sizeof(struct model_node)) < 0)
 		return 0;
@@ -537,10 +599,13 @@ static int solve(void)
 		t->node = gov.nnodes++;
 		N(t->node) = (struct model_node){ .parent = t->group,
 			.weight = rgroup__nice_to_weight(nice),
-			.demand = t->wants && t->slot >= 0 ? 1.0 : 0.0 };
+			.demand = t->wants && t->slot >= 0 ?
+				  (t->demand > 0.05 ? t->demand : 0.05) : 0.0 };
 		nactive += N(t->node).demand > 0;
+		total += N(t->node).demand;
 	}
-	if (nactive && rgroup__model_solve(gov.nodes.p, gov.nnodes, capacity()) < 0)
+	if (total <= UNCONTENDED * cpus ||
+	    rgroup__model_solve(gov.nodes.p, gov.nnodes, cpus) < 0)
 		return 0;
 	return nactive;
 }
@@ -551,7 +616,7 @@ static int solve(void)
 static void start_round(void)
 {
 	int nactive = take_tree() ? solve() : 0;
-	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE);
+	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE) + 1;
 
 	gov.round_len = (uint64_t)SLICE_NS * nactive / capacity();
 	if (gov.round_len < ROUND_NS)
@@ -576,23 +641,42 @@ static void start_round(void)
 		t->debt = t->quota ? 0 : t->debt - due;
 		gov.narmed++;
 	}
-	__atomic_store_n(&running, gov.narmed, __ATOMIC_RELEASE);
+	/*
+	 * Arm round r before opening the gate, so that no thread runs on
+	 * with the last round's settings while the governor, perhaps on a
+	 * busy CPU, arms it. A thread that sits the round out and is paused
+	 * now stays paused (its `until` moves on to r + 1); one that is
+	 * running is told with the signal once the round has begun.
+	 */
+	int npaused = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		struct slot *sl;
-		if (!t->armed)
+		if (t->slot < 0)
 			continue;
 		sl = &slots[t->slot];
+		if (!t->armed)
+			continue;
 		__atomic_store_n(&sl->expire, t->start + t->quota, __ATOMIC_RELAXED);
+		if (!t->quota && t->paused) {
+			__atomic_store_n(&sl->until, r + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&sl->word, WORD(r, S_PAUSED), __ATOMIC_RELEASE);
+			npaused++;
+			continue;
+		}
 		__atomic_store_n(&sl->word, WORD(r, S_RUN), __ATOMIC_RELEASE);
-		if (t->quota == 0) {
-			send_pause(t);
-		} else if (t->has_timer) {
+		if (t->quota && t->has_timer) {
 			struct itimerspec its = { .it_value = {
 				(time_t)(sl->expire / 1000000000u), (long)(sl->expire % 1000000000u) } };
 			timer_settime(t->timer, TIMER_ABSTIME, &its, NULL);
 		}
 	}
+	__atomic_store_n(&running, gov.narmed - npaused, __ATOMIC_RELEASE);
+	__atomic_store_n(&round_word, r, __ATOMIC_RELEASE);
+	futex_wake(&round_word, INT32_MAX);
+	for (size_t i = 0; i < gov.nt; i++)
+		if (T(i).armed && !T(i).quota && !T(i).paused)
+			send_pause(&T(i));
 	gov.round_start = gov.poll_last = clock_ns(CLOCK_MONOTONIC);
 	gov.proc_last = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
@@ -659,8 +743,11 @@ static int poll_round(void)
 
 	gov.poll_last = now;
 	gov.polls++;
-	if (__atomic_exchange_n(&gov.renice, 0, __ATOMIC_ACQ_REL))
+	if (__atomic_load_n(&gov.changed, __ATOMIC_ACQUIRE) &&
+	    now - gov.round_start >= CHANGE_NS * gov.nt) {
+		__atomic_store_n(&gov.changed, 0, __ATOMIC_RELEASE);
 		return 1;
+	}
 	if (now - gov.round_start > (gov.narmed ? 4 : 1) * gov.round_len)
 		return 1;
 	if (gov.narmed == 0)
@@ -692,7 +779,7 @@ static void *gov_main(void *arg)
 		if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) > 0 || !gov.narmed)
 			syscall(SYS_futex, &gov_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
 		if (poll_round()) {
-			end_round();
+			settle_round();
 			start_round();
 		}
 		publish();
@@ -700,10 +787,12 @@ static void *gov_main(void *arg)
 	/* Stopping: no timer fires again, no thread stays paused, no state
 	 * file stays. */
 	rgroup__publish_remove();
-	__atomic_add_fetch(&round_word, 1, __ATOMIC_ACQ_REL);
-	futex_wake(&round_word, INT32_MAX);
 	for (size_t i = 0; i < gov.nt; i++)
 		forget(&T(i));
+	for (int i = 0; i < MAX_SLOTS; i++)
+		__atomic_store_n(&slots[i].until, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&round_word, 1, __ATOMIC_ACQ_REL);
+	futex_wake(&round_word, INT32_MAX);
 	gov.nt = 0;
 	gov.ng = 0;
 	gov.ngroup_nodes = 0;
@@ -795,6 +884,14 @@ static int gov_moved(void *priv)
 	return 0;
 }
 
+/* The tree changed: a new round, from the next poll, takes it in (the
+ * core tracks members and weights; the governor reads the tree). */
+static void tree_changed(void)
+{
+	__atomic_store_n(&gov.changed, 1, __ATOMIC_RELEASE);
+	wake_governor();
+}
+
 static int start_governor(void)
 {
 	pthread_attr_t attr;
@@ -827,19 +924,19 @@ static int gov_create(void *priv, struct rgroup__node *n)
 		return r;
 	n->bound = 1;
 	gov.ngroups++;
+	tree_changed();
 	return 0;
 }
 
 static int gov_place(void *priv, struct rgroup__node *n, pid_t tid)
 {
-	return 0; /* the core tracks members; the governor reads the tree */
+	tree_changed();
+	return 0;
 }
 
-/* A new weight counts from the next round, which starts now. */
 static int gov_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	__atomic_store_n(&gov.renice, 1, __ATOMIC_RELEASE);
-	wake_governor();
+	tree_changed();
 	return 0;
 }
 

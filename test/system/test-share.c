@@ -24,53 +24,13 @@
  * real error (one nice step is 25%, a group competing as its threads
  * rather than as one entity is off by 100% or more) still fails.
  */
-#include <sched.h>
-#include <sys/wait.h>
-
-#include "model.h"
-#include "sgroup.h"
+#include "scenario.h"
 
 #define MEASURE_S 3.0
 #define TOLERANCE 0.10
 
 static char sg[PATH_MAX];
-
-/* Pin the process to the first CPU it may use; returns the CPU count the
- * model gets (1), or 0 on failure. */
-static double pin_one_cpu(void)
-{
-	cpu_set_t set, one;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 0;
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set)) {
-			CPU_SET(c, &one);
-			break;
-		}
-	return sched_setaffinity(0, sizeof(one), &one) == 0 ? 1 : 0;
-}
-
-static double cpus;
-
-static pid_t spinner(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		for (volatile unsigned long i = 0;; i++)
-			;
-	}
-	return pid;
-}
-
-static double proc_cpu(pid_t pid)
-{
-	clockid_t cid;
-	struct timespec ts;
-	if (clock_getcpuclockid(pid, &cid) != 0 || clock_gettime(cid, &ts) < 0)
-		return 0;
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static const double cpus = 1; /* the model's capacity: pinned to one CPU */
 
 /* CPU seconds of a worker and all its kids that stay in its group. */
 static double group_cpu(const struct rgt_worker *w)
@@ -89,19 +49,19 @@ static void rule4_article_split(void)
 {
 	struct rgt_worker kids[3] = { { .spin = 1 }, { .spin = 1 }, { .spin = 1 } };
 	struct rgt_worker rg = { .spin = 1, .nkids = 3, .kids = kids };
-	pid_t p[2] = { spinner(), spinner() };
+	pid_t p[2] = { rgt_spinner(), rgt_spinner() };
 
 	CHECK(p[0] > 0 && p[1] > 0, "fork");
 	CHECK(rgt_worker_start(&rg, RGROUP_NEW) == 0 && rg.err == 0, "create the rgroup");
 	rgt_sleep(0.5);
-	double a[3] = { proc_cpu(p[0]), proc_cpu(p[1]), group_cpu(&rg) };
+	double a[3] = { rgt_proc_cpu(p[0]), rgt_proc_cpu(p[1]), group_cpu(&rg) };
 	struct rgroup_info in = { .sz = sizeof(in) };
 	rgroup_id_t id;
 	rgroup_of(rg.tid, &id);
 	rgroup_info(id, &in);
 	double u0 = in.usage_ns / 1e9;
 	rgt_sleep(MEASURE_S);
-	double b[3] = { proc_cpu(p[0]), proc_cpu(p[1]), group_cpu(&rg) };
+	double b[3] = { rgt_proc_cpu(p[0]), rgt_proc_cpu(p[1]), group_cpu(&rg) };
 	rgroup_info(id, &in);
 	double u1 = in.usage_ns / 1e9;
 	for (int i = 0; i < 2; i++) {
@@ -185,8 +145,7 @@ static const struct rgt_case cases[] = {
 int main(int argc, char **argv)
 {
 	rgt_sg_init();
-	cpus = pin_one_cpu();
-	if (!cpus)
+	if (rgt_pin_one_cpu(NULL) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	rgt_sg_enter(sg, sizeof(sg));
 	fprintf(stderr, "backend %s, system group %s, pinned to one CPU\n", rgroup_backend(), sg);

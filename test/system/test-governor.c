@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-governor.c - the governor's safety rules (issue 4): while it pauses
+ * threads with its signal, the application's own work stays correct and
+ * nothing hangs.
+ *
+ *   syscalls    pipe write/read and mutex + condition-variable ping-pong
+ *               between a group that is paused most of the time and a
+ *               plain thread: no call fails with EINTR, no byte is lost,
+ *               and the group really was paused;
+ *   blocked     a thread that blocks the signal is not paused, is counted
+ *               (rgroup_info's unthrottled), and nothing hangs;
+ *   exec        a process whose threads are being paused execs itself
+ *               forty times, from a thread being paused: no image is killed by a signal left pending;
+ *   fork        fork() while threads are paused, children that make their
+ *               own groups: every child ends normally.
+ *
+ * Registered for the governor (RGROUP_BACKEND=governor). Pinned to one
+ * CPU, so that the groups contend and the governor pauses.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "sgroup.h"
+#include "scenario.h"
+
+#define LOW_NICE 19               /* weight 15 against 1024: paused most of the time */
+#define PIPE_BYTES (1 << 20)      /* at least; on until the group was paused */
+#define PIPE_MAX (64 << 20)
+#define PINGPONGS 300
+#define EXEC_CHAIN 40
+#define FORKS 40
+
+/* The governor's signal, as the library chooses it. */
+static int governor_signal(void)
+{
+	const char *env = getenv("RGROUP_GOVERNOR_SIGNAL");
+	return SIGRTMIN + (env && *env ? atoi(env) : 7);
+}
+
+/* ---- Threads the cases start ---------------------------------------------- */
+
+static volatile int stop;
+
+/* A busy thread in a new group at nice 0: the contention. */
+static void *spin(void *p)
+{
+	while (!stop)
+		;
+	return p;
+}
+
+struct low {
+	rgroup_id_t id;
+	int blocks;               /* block the governor's signal first */
+	void *(*work)(void *);    /* then run this (NULL: spin) */
+	void *arg;
+	int err;
+};
+
+/* The first thread of a low-weight group: PRIO_RGRP 19, then its work. */
+static void *low_main(void *p)
+{
+	struct low *l = p;
+
+	if (rgroup_setpriority(PRIO_RGRP, 0, LOW_NICE) < 0 || rgroup_of(0, &l->id) < 0)
+		l->err = errno ? errno : EIO;
+	if (l->blocks) {
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, governor_signal());
+		pthread_sigmask(SIG_BLOCK, &s, NULL);
+	}
+	return l->work ? l->work(l->arg) : spin(NULL);
+}
+
+static int start_low(pthread_t *t, struct low *l)
+{
+	int r = rgroup_thread_create(t, NULL, RGROUP_NEW, low_main, l);
+	while (!r && !l->id && !l->err)
+		rgt_sleep(0.001);
+	return r ? r : l->err;
+}
+
+static int start_spinner(pthread_t *t)
+{
+	return rgroup_thread_create(t, NULL, RGROUP_NEW, spin, NULL);
+}
+
+static struct rgroup_info info_of(rgroup_id_t id)
+{
+	struct rgroup_info in = { .sz = sizeof(in) };
+	if (rgroup_info(id, &in) < 0)
+		memset(&in, 0, sizeof(in));
+	return in;
+}
+
+/* ---- syscalls ------------------------------------------------------------ */
+
+struct talk {
+	int pipe[2];
+	long eintr;               /* calls that failed with EINTR */
+	long written;             /* bytes the writer wrote */
+	long bad;                 /* short or failed calls, wrong bytes */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int turn;                 /* ping-pong: 0 the low thread's, 1 the plain one's */
+	int rounds;
+};
+
+/* The low group was paused at least once (the governor counts a round's
+ * pauses when the next round begins). */
+static int was_paused(void)
+{
+	struct rgroup_info in = { .sz = sizeof(in) };
+	rgroup_id_t id;
+
+	return rgroup_of(0, &id) == 0 && rgroup_info(id, &in) == 0 && in.throttled_ns > 0;
+}
+
+/* In the low group: write a known pattern, 0.1 ms of CPU per block so that
+ * the group uses up its small share and is paused; at least PIPE_BYTES, and
+ * on until the group has been paused (the governor needs a round or two to
+ * see a new group), then ping-pong. */
+static void *talker(void *p)
+{
+	struct talk *k = p;
+	unsigned char buf[4096];
+	int paused = 0;
+	long off;
+
+	for (off = 0; off < PIPE_MAX && (off < PIPE_BYTES || !paused); off += sizeof(buf)) {
+		if (off % (64 * sizeof(buf)) == 0)
+			paused = was_paused();
+		double t0 = rgt_now();
+		while (rgt_now() - t0 < 0.0001)
+			;
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (unsigned char)((off + i) * 7);
+		ssize_t w = write(k->pipe[1], buf, sizeof(buf));
+		if (w < 0 && errno == EINTR)
+			k->eintr++;
+		if (w != (ssize_t)sizeof(buf))
+			k->bad++;
+	}
+	k->written = off;
+	close(k->pipe[1]);
+	for (int i = 0; i < PINGPONGS; i++) {
+		pthread_mutex_lock(&k->lock);
+		while (k->turn != 0)
+			pthread_cond_wait(&k->cond, &k->lock);
+		k->turn = 1;
+		k->rounds++;
+		pthread_cond_signal(&k->cond);
+		pthread_mutex_unlock(&k->lock);
+	}
+	return NULL;
+}
+
+static void syscalls(void)
+{
+	struct talk k = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct low l = { .work = talker, .arg = &k };
+	pthread_t hi, lo;
+	unsigned char buf[4096];
+	long got = 0;
+
+	stop = 0;
+	CHECK(pipe(k.pipe) == 0, "pipe: %s", strerror(errno));
+	CHECK(start_spinner(&hi) == 0, "spinner group");
+	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
+	/* The plain main thread reads and checks the pattern. */
+	for (;;) {
+		ssize_t r = read(k.pipe[0], buf, sizeof(buf));
+		if (r < 0 && errno == EINTR) {
+			k.eintr++;
+			continue;
+		}
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != (unsigned char)((got + i) * 7))
+				k.bad++;
+		got += r;
+	}
+	for (int i = 0; i < PINGPONGS; i++) {
+		pthread_mutex_lock(&k.lock);
+		while (k.turn != 1)
+			pthread_cond_wait(&k.cond, &k.lock);
+		k.turn = 0;
+		pthread_cond_signal(&k.cond);
+		pthread_mutex_unlock(&k.lock);
+	}
+	struct rgroup_info in = info_of(l.id);
+	stop = 1;
+	pthread_join(lo, NULL);
+	pthread_join(hi, NULL);
+	close(k.pipe[0]);
+	fprintf(stderr, "  %ld bytes, %d ping-pongs; low group paused %.2f s\n",
+		got, k.rounds, in.throttled_ns / 1e9);
+	CHECK(got >= PIPE_BYTES && got == k.written, "read %ld of %ld bytes", got, k.written);
+	CHECK(k.bad == 0, "%ld short writes or wrong bytes", k.bad);
+	CHECK(k.eintr == 0, "%ld reads or writes failed with EINTR (SA_RESTART)", k.eintr);
+	CHECK(k.rounds == PINGPONGS, "%d ping-pongs", k.rounds);
+	CHECK(in.throttled_ns > 0, "the low group was never paused: the case proves nothing");
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+}
+
+/* ---- blocked ------------------------------------------------------------- */
+
+static void blocked(void)
+{
+	struct low l = { .blocks = 1 };
+	pthread_t hi, lo;
+
+	stop = 0;
+	CHECK(start_spinner(&hi) == 0, "spinner group");
+	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
+	rgt_sleep(1.5);
+	struct rgroup_info in = info_of(l.id);
+	stop = 1;
+	pthread_join(lo, NULL);
+	pthread_join(hi, NULL);
+	fprintf(stderr, "  pauses not taken %llu, paused %.3f s\n",
+		(unsigned long long)in.unthrottled, in.throttled_ns / 1e9);
+	CHECK(in.unthrottled > 0, "a thread that blocks the signal is not counted");
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+}
+
+/* ---- exec ---------------------------------------------------------------- */
+
+/* One link of the chain: groups that contend; the thread of the low
+ * group, which the governor keeps pausing, spins a moment and execs the
+ * next link. */
+static void *exec_next(void *p)
+{
+	double t0 = rgt_now();
+
+	while (rgt_now() - t0 < 0.05)
+		;
+	execl("/proc/self/exe", "test-governor", "--exec-link", (char *)p, (char *)NULL);
+	return p;
+}
+
+static int exec_link(int left)
+{
+	char arg[16];
+	struct low l = { .work = exec_next, .arg = arg };
+	pthread_t hi, lo;
+
+	snprintf(arg, sizeof(arg), "%d", left - 1);
+	rgt_pin_one_cpu(NULL);
+	if (left == 0)
+		return 0;
+	if (start_spinner(&hi) || start_low(&lo, &l))
+		return 2;
+	pthread_join(lo, NULL);
+	return 3; /* exec failed */
+}
+
+/* Wait for pid at most `secs`; kill it after. Returns its status. */
+static int wait_for(pid_t pid, double secs, int *status)
+{
+	for (double t = 0; t < secs; t += 0.01) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		rgt_sleep(0.01);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return -1;
+}
+
+static void exec_chain(void)
+{
+	int status = 0;
+	char arg[16];
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		snprintf(arg, sizeof(arg), "%d", EXEC_CHAIN);
+		execl("/proc/self/exe", "test-governor", "--exec-link", arg, (char *)NULL);
+		_exit(4);
+	}
+	CHECK(pid > 0, "fork: %s", strerror(errno));
+	CHECK(wait_for(pid, 60, &status) == 0, "the exec chain hung");
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "  killed by signal %d (the governor's is %d)\n",
+			WTERMSIG(status), governor_signal());
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec chain status %#x", status);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static void *short_spin(void *p)
+{
+	double t0 = rgt_now();
+	while (rgt_now() - t0 < 0.02)
+		;
+	return p;
+}
+
+static void forks(void)
+{
+	struct low l = { 0 };
+	pthread_t hi, lo;
+	int ok = 0;
+
+	stop = 0;
+	CHECK(start_spinner(&hi) == 0, "spinner group");
+	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
+	for (int i = 0; i < FORKS; i++) {
+		int status = 0;
+		pid_t pid = fork();
+		if (pid == 0) {
+			pthread_t t;
+			if (rgroup_thread_create(&t, NULL, RGROUP_NEW, short_spin, NULL))
+				_exit(2);
+			pthread_join(t, NULL);
+			_exit(0);
+		}
+		if (pid > 0 && wait_for(pid, 20, &status) == 0 && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0)
+			ok++;
+		else if (pid > 0)
+			fprintf(stderr, "  child %d: status %#x\n", i, status);
+	}
+	stop = 1;
+	pthread_join(lo, NULL);
+	pthread_join(hi, NULL);
+	CHECK(ok == FORKS, "%d of %d children ended normally", ok, FORKS);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+}
+
+static const struct rgt_case cases[] = {
+	{ "syscalls", syscalls },
+	{ "blocked", blocked },
+	{ "exec", exec_chain },
+	{ "fork", forks },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--exec-link") == 0)
+		return exec_link(atoi(argv[2]));
+	if (rgt_pin_one_cpu(NULL) < 0)
+		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
+	fprintf(stderr, "backend %s, pinned to one CPU\n", rgroup_backend());
+	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+}
