@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rgroup-bench - the benchmark suite: creation cost, weight-change cost,
- * CPU-distribution accuracy against the reference model, and scale.
+ * CPU-distribution accuracy against the reference model, the library's
+ * own CPU, PRIO_RGRP latency, idle groups' CPU, and scale.
  *
- * usage: rgroup-bench [--only create,prio,accuracy,scale] [--blocks N]
- *                     [--measure SECS] [--scale-threads N] [--scale-groups G]
- *                     [--scale-depth D]
+ * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,idle,scale]
+ *                     [--blocks N] [--measure SECS] [--scale-threads N]
+ *                     [--scale-groups G] [--scale-depth D]
  *
- * Runs on the backend RGROUP_BACKEND names (cgroup1 here, cgroup2 in the
- * VM) inside a system group of its own (test/lib/sgroup.h), which it
- * removes at exit. Prints a table and "RGBENCH {json}" lines (bench.h);
- * scripts/bench.sh turns those into bench-results.json. Exit 0, or 77 when
- * the backend cannot run here (with the reason). Never asserts on time.
+ * Runs on the backend RGROUP_BACKEND names (cgroup1 or governor here,
+ * cgroup2 in the VM); on a kernel backend inside a system group of its own
+ * (test/lib/sgroup.h), which it removes at exit. scripts/bench.sh runs it
+ * once per backend and sets the figures side by side. Prints a table and
+ * "RGBENCH {json}" lines (bench.h); scripts/bench.sh turns those into
+ * bench-results.json. Exit 0, or 77 when the backend cannot run here (with
+ * the reason). Never asserts on time.
  */
 #include <linux/futex.h>
 #include <malloc.h>
@@ -24,6 +27,7 @@
 
 #include "bench.h"
 #include "model.h"
+#include "scenario.h"
 #include "sgroup.h"
 
 static int blocks = 15;
@@ -230,369 +234,138 @@ static void bench_prio(void)
 /* ---- Accuracy ----------------------------------------------------------- */
 
 /*
- * A scenario is a small tree below the system group (node 0, implicit):
- *   G  an rgroup at nice `nice`; its leader thread (created with
- *      RGROUP_NEW by the parent group's leader) has demand `demand`
- *      (0: sleeps) and creates the group's other members and subgroups;
- *   T  a thread in its parent group (plain thread when the parent is the
- *      system group), demand 1 = busy, 0 < d < 1 = busy d of each 10 ms;
- *   P  a single-threaded busy process in the system group (fork).
- * Compared with the model: every G, and every T or P directly in the
- * system group (the competitors).
+ * Scenarios are tables run by test/lib/scenario.h, the engine the system
+ * test test-gov-share.c asserts with. The in-process ones (flat-1:2:4,
+ * nested-3-deep, nested-tree, vs-plain-threads) are issue 4's: they also
+ * give the "in-process worst" figure with that issue's target.
  */
-struct snode {
-	int parent;      /* index in the scenario, 0 = the system group */
-	char kind;       /* 'G', 'T', 'P' */
-	int nice;
-	double demand;
-	const char *label;
-};
+#define ACC_MAX 8
 
-#define MAXN 64
-
-struct scenario {
-	const char *name;
-	struct snode n[MAXN]; /* n[0] unused (the system group) */
-	int count;
-};
-
-struct run_node {
-	const struct snode *s;
-	int idx;
-	pthread_t thread;
-	pid_t tid, pid;
-	volatile int ready;
-	int err;
-	double cpu0, cpu1;
-};
-
-static struct run_node rn[MAXN];
-static int rn_count;
-static volatile int acc_stop;
-
-static void work(double demand)
+/* Returns the worst relative error, and the mean in *mean; NAN when the
+ * scenario could not be set up. */
+static double run_scenario(const struct rgt_scenario *sc, double cpus, const char *mode,
+			   double *mean)
 {
-	const double period = 0.010;
-	while (!acc_stop) {
-		if (demand >= 1) {
-			for (volatile int i = 0; i < 100000; i++)
-				;
-		} else if (demand <= 0) {
-			rgt_sleep(0.005);
-		} else {
-			/* demand of each period in CPU time, so that it means
-			 * the same when other load slows the spin down */
-			double c0 = rgt_thread_cpu(rgt_gettid());
-			while (rgt_thread_cpu(rgt_gettid()) - c0 < demand * period)
-				;
-			rgt_sleep((1 - demand) * period);
-		}
-	}
-}
+	struct rgt_share sh[RGT_SCN_MAX];
+	double got, worst = 0, sum = 0;
+	int err, n = rgt_scn_run(sc, 0.5, measure_s, cpus, sh, &got, &err);
 
-static void *acc_thread(void *p);
-
-/* Start the children of group index g (0: the system group) from the
- * calling thread, which is that group's leader. */
-static int start_children(int g)
-{
-	for (int i = 1; i < rn_count; i++) {
-		struct run_node *r = &rn[i];
-		if (r->s->parent != g)
-			continue;
-		if (r->s->kind == 'P') {
-			pid_t pid = fork();
-			if (pid == 0) {
-				for (volatile unsigned long x = 0;; x++)
-					;
-			}
-			if (pid < 0)
-				return errno;
-			r->pid = pid;
-			continue;
-		}
-		int e = g == 0 && r->s->kind == 'T'
-			? pthread_create(&r->thread, NULL, acc_thread, r)
-			: rgroup_thread_create(&r->thread, NULL, r->s->kind == 'G' ? RGROUP_NEW : 0,
-					       acc_thread, r);
-		if (e)
-			return e;
-		while (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
-			rgt_sleep(0.001);
-		if (r->err)
-			return r->err;
-	}
-	return 0;
-}
-
-static void *acc_thread(void *p)
-{
-	struct run_node *r = p;
-	r->tid = rgt_gettid();
-	if (r->s->kind == 'G') {
-		if (rgroup_setpriority(PRIO_RGRP, 0, r->s->nice) < 0)
-			r->err = errno;
-		else
-			r->err = start_children(r->idx);
-	}
-	__atomic_store_n(&r->ready, 1, __ATOMIC_RELEASE);
-	work(r->s->demand);
-	return NULL;
-}
-
-static double node_cpu(struct run_node *r)
-{
-	if (r->s->kind == 'P') {
-		clockid_t cid;
-		struct timespec ts;
-		if (clock_getcpuclockid(r->pid, &cid) || clock_gettime(cid, &ts))
-			return 0;
-		return ts.tv_sec + ts.tv_nsec / 1e9;
-	}
-	return rgt_thread_cpu(r->tid);
-}
-
-/* CPU seconds of node i and everything below it. */
-static double subtree(int i, int second)
-{
-	double s = second ? rn[i].cpu1 : rn[i].cpu0;
-	for (int j = i + 1; j < rn_count; j++)
-		if (rn[j].s->parent == i)
-			s += subtree(j, second);
-	return s;
-}
-
-static void stop_all(void)
-{
-	acc_stop = 1;
-	for (int i = rn_count - 1; i >= 1; i--) {
-		if (rn[i].s->kind == 'P' && rn[i].pid > 0) {
-			kill(rn[i].pid, SIGKILL);
-			waitpid(rn[i].pid, NULL, 0);
-		} else if (rn[i].tid) {
-			pthread_join(rn[i].thread, NULL);
-		}
-	}
-}
-
-static int pin_one(cpu_set_t *all)
-{
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, all)) {
-			CPU_SET(c, &one);
-			break;
-		}
-	return sched_setaffinity(0, sizeof(one), &one);
-}
-
-/* Run one scenario; writes its worst and mean relative error. */
-static int run_scenario(const struct scenario *sc, double cpus, const char *mode,
-			double *worst, double *mean)
-{
-	struct model m;
-	int mi[MAXN];
-	int err;
-
-	memset(rn, 0, sizeof(rn));
-	rn_count = sc->count;
-	acc_stop = 0;
-	for (int i = 1; i < rn_count; i++) {
-		rn[i].s = &sc->n[i];
-		rn[i].idx = i;
-	}
-	err = start_children(0);
-	if (err) {
-		stop_all();
+	if (n < 0) {
 		printf("  %s: cannot set up: %s\n", sc->name, strerror(err));
-		return -1;
+		return *mean = NAN;
 	}
-	rgt_sleep(0.5);
-	for (int i = 1; i < rn_count; i++)
-		rn[i].cpu0 = node_cpu(&rn[i]);
-	rgt_sleep(measure_s);
-	for (int i = 1; i < rn_count; i++)
-		rn[i].cpu1 = node_cpu(&rn[i]);
-	stop_all();
-
-	model_init(&m);
-	mi[0] = model_add(&m, -1, 1024, 0);
-	for (int i = 1; i < rn_count; i++) {
-		const struct snode *s = &sc->n[i];
-		if (s->kind == 'G') {
-			mi[i] = model_add(&m, mi[s->parent], rgroup_nice_to_weight(s->nice), 0);
-			if (s->demand > 0) /* the leader, a member of its own group */
-				model_add(&m, mi[i], 1024, s->demand);
-		} else {
-			mi[i] = model_add(&m, mi[s->parent], 1024, s->demand);
-		}
-	}
-	double total = 0, sum = 0;
-	int ncmp = 0;
-	for (int i = 1; i < rn_count; i++)
-		if (sc->n[i].parent == 0)
-			total += subtree(i, 1) - subtree(i, 0);
-	/* The machine is shared: the system group competes with other load
-	 * for the CPUs, so the model gets the CPUs the group actually got
-	 * (at most the nominal count), else an under-committed scenario on
-	 * paper is an over-committed one in fact. */
-	double eff = total / measure_s;
-	model_run(&m, eff < cpus ? eff : cpus);
-	*worst = 0;
 	printf("  %-22s %-8s", sc->name, mode);
-	for (int i = 1; i < rn_count; i++) {
-		const struct snode *s = &sc->n[i];
-		if (s->kind != 'G' && s->parent != 0)
-			continue;
-		double got = (subtree(i, 1) - subtree(i, 0)) / total;
-		double want = model_fraction(&m, mi[i]);
-		double e = want > 0 ? fabs(got - want) / want : fabs(got);
-		printf(" %s %.3f/%.3f", s->label, got, want);
-		if (e > *worst)
-			*worst = e;
-		sum += e;
-		ncmp++;
+	for (int i = 0; i < n; i++) {
+		printf(" %s %.3f/%.3f", sh[i].label, sh[i].got, sh[i].want);
+		if (sh[i].err > worst)
+			worst = sh[i].err;
+		sum += sh[i].err;
 	}
-	*mean = sum / ncmp;
-	printf("  (measured/ideal; sgroup got %.2f of %.0f CPUs)\n", eff, cpus);
-	rgt_wait_no_groups(5.0);
-	return 0;
+	printf("  (measured/ideal; got %.2f of %.0f CPUs)\n", got, cpus);
+	*mean = n ? sum / n : NAN;
+	return n ? worst : NAN;
 }
 
-/* Scenarios; `busy` is the number of busy threads per group that makes the
+/* Is this scenario one of the process's own threads only (issue 4's)? */
+static int in_process(const struct rgt_scenario *sc)
+{
+	return strcmp(sc->name, "article-split") && strcmp(sc->name, "under-committed") &&
+	       strcmp(sc->name, "over-committed");
+}
+
+/* Scenarios; b is the number of busy threads per group that makes the
  * scenario over-committed on the CPUs available (each group has at least
  * as many busy threads as CPUs, so its demand never caps its share). */
-static int make_scenarios(struct scenario *out, int ncpu, int pinned)
+static int make_scenarios(struct rgt_scenario *out, int ncpu, int pinned)
 {
 	int k = 0, b = pinned ? 1 : ncpu;
-	struct scenario *s;
-#define ADD(p, kd, ni, d, l) (s->n[s->count] = (struct snode){ p, kd, ni, d, l }, s->count++)
+	struct rgt_scenario *s;
 
-	/* Flat weights 1:2:4 (nice 6, 3, 0: weights 272, 526, 1024). */
+	rgt_scn_flat124(&out[k++], b);
+
+	/* Nesting three deep in a chain: A(0) > AB(nice 3) > ABC(0), each
+	 * level busy, against a flat top-level B. */
 	s = &out[k++];
-	*s = (struct scenario){ .name = "flat-1:2:4", .count = 1 };
+	*s = (struct rgt_scenario){ .name = "nested-3-deep" };
 	{
-		static const int nices[3] = { 6, 3, 0 };
-		static const char *lab[3] = { "w1", "w2", "w4" };
-		for (int g = 0; g < 3; g++) {
-			int gi = s->count;
-			ADD(0, 'G', nices[g], 1, lab[g]);
-			for (int t = 1; t < b; t++)
-				ADD(gi, 'T', 0, 1, "");
-		}
+		int a = rgt_scn_add(s, 0, 'G', 0, 1, "A");
+		int ab = rgt_scn_add(s, a, 'G', 3, 1, "AB");
+		rgt_scn_busy_group(s, ab, 0, b, "ABC");
+		rgt_scn_busy_group(s, 0, 0, b, "B");
 	}
 
-	/* Nesting three deep: A(0) > AB(nice 3) > ABC(0), each level busy,
-	 * against a flat top-level B. */
-	s = &out[k++];
-	*s = (struct scenario){ .name = "nested-3-deep", .count = 1 };
-	{
-		int a = s->count;
-		ADD(0, 'G', 0, 1, "A");
-		int ab = s->count;
-		ADD(a, 'G', 3, 1, "AB");
-		int abc = s->count;
-		ADD(ab, 'G', 0, 1, "ABC");
-		for (int t = 1; t < b; t++)
-			ADD(abc, 'T', 0, 1, "");
-		int bb = s->count;
-		ADD(0, 'G', 0, 1, "B");
-		for (int t = 1; t < b; t++)
-			ADD(bb, 'T', 0, 1, "");
-	}
+	rgt_scn_nested_tree(&out[k++], b);
 
 	/* The article's split: two single-threaded processes and one rgroup
-	 * of four busy threads in one system group. */
-	s = &out[k++];
-	*s = (struct scenario){ .name = "article-split", .count = 1 };
-	{
-		ADD(0, 'P', 0, 1, "proc1");
-		ADD(0, 'P', 0, 1, "proc2");
-		int g = s->count;
-		ADD(0, 'G', 0, 1, "rg4");
-		for (int t = 1; t < 4; t++)
-			ADD(g, 'T', 0, 1, "");
+	 * of four busy threads in one system group. Rule 4 across processes:
+	 * the kernel's alone, a governor cannot make it. */
+	if (strcmp(bench_backend, "governor")) {
+		s = &out[k++];
+		*s = (struct rgt_scenario){ .name = "article-split" };
+		rgt_scn_add(s, 0, 'P', 0, 1, "proc1");
+		rgt_scn_add(s, 0, 'P', 0, 1, "proc2");
+		rgt_scn_busy_group(s, 0, 0, 4, "rg4");
 	}
 
-	/* rgroups competing with plain threads of the sgroup. */
-	s = &out[k++];
-	*s = (struct scenario){ .name = "vs-plain-threads", .count = 1 };
-	{
-		ADD(0, 'T', 0, 1, "plain1");
-		ADD(0, 'T', 0, 1, "plain2");
-		int g = s->count;
-		ADD(0, 'G', 0, 1, "rgA");
-		for (int t = 1; t < 4; t++)
-			ADD(g, 'T', 0, 1, "");
-		g = s->count;
-		ADD(0, 'G', 5, 1, "rgB(n5)");
-		ADD(g, 'T', 0, 1, "");
-	}
+	rgt_scn_vs_plain(&out[k++]);
 
 	/* Under-committed: the demands sum to 3/4 of the CPUs; everyone gets
 	 * what it asks for, whatever its weight. */
 	s = &out[k++];
-	*s = (struct scenario){ .name = "under-committed", .count = 1 };
+	*s = (struct rgt_scenario){ .name = "under-committed" };
 	if (pinned) {
-		ADD(0, 'G', 10, 0.40, "rgA(n10)");
-		ADD(0, 'G', 0, 0.35, "rgB");
+		rgt_scn_add(s, 0, 'G', 10, 0.40, "rgA(n10)");
+		rgt_scn_add(s, 0, 'G', 0, 0.35, "rgB");
 	} else {
-		ADD(0, 'G', 10, 1, "rgA(n10)");
-		int g = s->count;
-		ADD(0, 'G', 0, 0.25, "rgB");
+		rgt_scn_add(s, 0, 'G', 10, 1, "rgA(n10)");
+		int g = rgt_scn_add(s, 0, 'G', 0, 0.25, "rgB");
 		for (int t = 2; t < ncpu; t++)
-			ADD(g, 'T', 0, 1, "");
+			rgt_scn_add(s, g, 'T', 0, 1, "");
 	}
 
 	/* Over-committed: many more busy threads than CPUs. */
 	s = &out[k++];
-	*s = (struct scenario){ .name = "over-committed", .count = 1 };
-	{
-		static const int nices[3] = { 0, 2, 4 };
-		static const char *lab[3] = { "n0x8", "n2x8", "n4x8" };
-		for (int g = 0; g < 3; g++) {
-			int gi = s->count;
-			ADD(0, 'G', nices[g], 1, lab[g]);
-			for (int t = 1; t < 8 * b; t++)
-				ADD(gi, 'T', 0, 1, "");
-		}
-		for (int t = 0; t < 4; t++)
-			ADD(0, 'T', 0, 1, "plain");
-	}
-#undef ADD
+	*s = (struct rgt_scenario){ .name = "over-committed" };
+	rgt_scn_busy_group(s, 0, 0, 8 * b, "n0x8");
+	rgt_scn_busy_group(s, 0, 2, 8 * b, "n2x8");
+	rgt_scn_busy_group(s, 0, 4, 8 * b, "n4x8");
+	for (int t = 0; t < 4; t++)
+		rgt_scn_add(s, 0, 'T', 0, 1, "plain");
 	return k;
 }
 
 static void bench_accuracy(void)
 {
-	static struct scenario sc[8];
+	static struct rgt_scenario sc[ACC_MAX];
 	cpu_set_t all;
 	int ncpu;
 
 	if (sched_getaffinity(0, sizeof(all), &all) < 0)
 		return;
 	ncpu = CPU_COUNT(&all);
-	printf("\n== accuracy: share of the system group's CPU time, measured vs the model "
+	printf("\n== accuracy: share of the CPU time the scenario got, measured vs the model "
 	       "(%.1f s per run) [backend %s] ==\n", measure_s, bench_backend);
+	if (!strcmp(bench_backend, "governor"))
+		printf("  (article-split left out: rule 4 across processes needs the kernel)\n");
 	for (int pinned = 0; pinned < 2; pinned++) {
 		char mode[32], name[96];
-		double worst_all = 0, sum_mean = 0, w[8], mn[8];
+		double worst_all = 0, worst_in = 0, sum_mean = 0, w[ACC_MAX], mn[ACC_MAX];
 		int n = make_scenarios(sc, ncpu, pinned), ok = 0;
 
 		snprintf(mode, sizeof(mode), pinned ? "pinned-1cpu" : "all-%dcpu", ncpu);
-		if (pinned && pin_one(&all) < 0) {
+		if (pinned && rgt_pin_one_cpu(NULL) < 0) {
 			printf("cannot pin to one CPU: %s\n", strerror(errno));
 			return;
 		}
 		for (int i = 0; i < n; i++) {
-			if (run_scenario(&sc[i], pinned ? 1 : ncpu, mode, &w[i], &mn[i]) < 0) {
-				w[i] = mn[i] = NAN;
+			w[i] = run_scenario(&sc[i], pinned ? 1 : ncpu, mode, &mn[i]);
+			if (isnan(w[i]))
 				continue;
-			}
 			ok++;
 			if (w[i] > worst_all)
 				worst_all = w[i];
+			if (in_process(&sc[i]) && w[i] > worst_in)
+				worst_in = w[i];
 			sum_mean += mn[i];
 		}
 		bench_header(pinned ? "accuracy, pinned to one CPU: relative error vs model (%)"
@@ -608,8 +381,361 @@ static void bench_accuracy(void)
 		bench_emit1("accuracy", name, "%", 100 * worst_all, "le", 5, NULL);
 		snprintf(name, sizeof(name), "SUITE %s mean", mode);
 		bench_emit1("accuracy", name, "%", ok ? 100 * sum_mean / ok : NAN, "", 0, NULL);
+		/* Issue 4's figure: the process's own threads only. */
+		snprintf(name, sizeof(name), "in-process %s worst", mode);
+		bench_emit1("accuracy", name, "%", 100 * worst_in, "le", 10,
+			    "\"scenarios\":\"flat-1:2:4, nested-3-deep, nested-tree, vs-plain-threads\"");
 	}
 	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/* ---- Overhead, PRIO_RGRP latency, idle groups --------------------------- */
+
+/*
+ * Issue 4's figures for the governor, measured the same way on every
+ * backend so that they stand side by side: what the library's own threads
+ * cost, how soon a weight change shows in the split, and whether a group
+ * that falls idle leaves its CPU to the others.
+ */
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The library's threads in this process, into out[] (at most max): the
+ * governor, by its name "rgroup-governor" (*named = 1); when no thread has
+ * that name (a governor that does not name itself yet, or a kernel
+ * backend), every thread that is not one of ours[] (sorted): the governor
+ * and the library's keeper (*named = 0).
+ */
+static int library_threads(const pid_t *ours, int nours, pid_t *out, int max, int *named)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0, nn = 0;
+	pid_t self = getpid();
+
+	*named = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		char file[64], comm[32];
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(file, sizeof(file), "/proc/self/task/%d/comm", (int)tid);
+		if (rgt_read(file, comm, sizeof(comm)) < 0)
+			continue;
+		comm[strcspn(comm, "\n")] = '\0';
+		if (!strcmp(comm, "rgroup-governor")) {
+			if (!*named)
+				n = 0; /* a named governor: only it counts */
+			*named = 1;
+			out[n++] = tid;
+			nn++;
+		} else if (!*named && !bsearch(&tid, ours, nours, sizeof(*ours), cmp_pid)) {
+			out[n++] = tid;
+		}
+	}
+	closedir(d);
+	return *named ? nn : n;
+}
+
+/* Busy threads of the overhead figure: all created asleep (on a futex,
+ * so that creating a thousand is not slowed by a thousand spinning), then
+ * woken together. A leader is made with RGROUP_NEW and makes its group's
+ * other nine. */
+struct ov_thread {
+	pthread_t thread;
+	pid_t tid;
+	int err;
+};
+
+static int ov_go, ov_stop; /* futex word; flag */
+
+static void *ov_member(void *p)
+{
+	struct ov_thread *w = p;
+	__atomic_store_n(&w->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ov_go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &ov_go, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	while (!__atomic_load_n(&ov_stop, __ATOMIC_RELAXED))
+		for (volatile int i = 0; i < 100000; i++)
+			;
+	return NULL;
+}
+
+static void *ov_leader(void *p)
+{
+	struct ov_thread *w = p;
+	for (int k = 1; k < 10; k++)
+		if ((w[k].err = rgroup_thread_create(&w[k].thread, NULL, 0, ov_member, &w[k])))
+			w->err = w[k].err;
+	return ov_member(w);
+}
+
+/* A reading of the library's threads and of the process. */
+struct ov_reading {
+	double lib_cpu;      /* s, the library's threads */
+	double lib_wait;     /* s they waited for a CPU ... */
+	double lib_runs;     /* ... over this many runs */
+	double proc_cpu;     /* s, the whole process */
+	double at;           /* when */
+};
+
+/* Read it all within 1 ms if a few tries allow (with a thousand busy
+ * threads this thread runs rarely: a preemption amid the reading would
+ * put it far from its time stamp). */
+static void ov_read(const pid_t *lib, int nlib, struct ov_reading *r)
+{
+	for (int tries = 0; tries < 10; tries++) {
+		struct timespec ts;
+		struct rgt_schedstat st;
+		double a = bench_now();
+
+		memset(r, 0, sizeof(*r));
+		for (int i = 0; i < nlib; i++) {
+			r->lib_cpu += rgt_thread_cpu(lib[i]);
+			if (rgt_schedstat(lib[i], &st) == 0) {
+				r->lib_wait += st.wait;
+				r->lib_runs += st.runs;
+			}
+		}
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		r->proc_cpu = ts.tv_sec + ts.tv_nsec / 1e9;
+		r->at = bench_now();
+		if (r->at - a < 0.001)
+			break;
+	}
+}
+
+/* Library CPU with n busy threads in n/10 rgroups of 10, as % of one CPU. */
+static void overhead_run(int n, double target)
+{
+	struct ov_thread *w = calloc(n, sizeof(*w));
+	pid_t *ours = calloc(n + 1, sizeof(*ours)), lib[64];
+	struct ov_reading r0, r1;
+	int ng = n / 10, started = 0, named = 0, nlib, no = 0, err = 0;
+	char name[96], extra[256];
+
+	ov_go = ov_stop = 0;
+	for (int g = 0; g < ng && w && ours; g++) {
+		if ((err = rgroup_thread_create(&w[g * 10].thread, NULL, RGROUP_NEW, ov_leader, &w[g * 10])))
+			break;
+		started++;
+	}
+	/* Every thread has started (and every creation is done) once every
+	 * tid is there. */
+	for (int i = 0; i < started * 10 && !err; i++) {
+		while (!__atomic_load_n(&w[i].tid, __ATOMIC_ACQUIRE) && !w[i - i % 10].err)
+			rgt_sleep(0.001);
+		err = w[i - i % 10].err;
+	}
+	__atomic_store_n(&ov_go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ov_go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (err || started < ng) {
+		printf("%-44s FAILED: %d of %d rgroups: %s\n", "library CPU", started, ng, strerror(err));
+		goto out;
+	}
+	ours[no++] = rgt_gettid();
+	for (int i = 0; i < n; i++)
+		ours[no++] = w[i].tid;
+	qsort(ours, no, sizeof(*ours), cmp_pid);
+	rgt_sleep(1.0);
+	nlib = library_threads(ours, no, lib, 64, &named);
+	ov_read(lib, nlib, &r0);
+	rgt_sleep(measure_s);
+	ov_read(lib, nlib, &r1);
+	double dt = r1.at - r0.at, runs = r1.lib_runs - r0.lib_runs;
+	/* The library's threads compete with the busy ones for the CPUs:
+	 * their mean wait from wake-up to running says whether the figure
+	 * is what the library wanted or what the kernel let it have. */
+	double delay = runs > 0 ? (r1.lib_wait - r0.lib_wait) / runs : 0;
+	snprintf(name, sizeof(name), "library CPU, %d busy threads (%% of 1 CPU)", n);
+	snprintf(extra, sizeof(extra), "\"threads_measured\":\"%s\",\"library_threads\":%d,"
+		 "\"process_cpus\":%.3f,\"library_mean_wait_ms\":%.3f,\"rgroups\":%d",
+		 named ? "rgroup-governor" : "unnamed: every thread not the benchmark's", nlib,
+		 (r1.proc_cpu - r0.proc_cpu) / dt, 1e3 * delay, ng);
+	bench_emit1("overhead", name, "%", 100 * (r1.lib_cpu - r0.lib_cpu) / dt, "le", target, extra);
+	printf("%-44s %d library thread(s) (%s), %.2f ms mean wait for a CPU; the process got"
+	       " %.2f CPUs\n", "", nlib, named ? "rgroup-governor" : "unnamed: all not the benchmark's",
+	       1e3 * delay, (r1.proc_cpu - r0.proc_cpu) / dt);
+out:
+	__atomic_store_n(&ov_stop, 1, __ATOMIC_RELAXED);
+	for (int g = 0; g < started; g++) {
+		/* The leader first: once it is gone, each of its creations has
+		 * either a thread or an error. */
+		pthread_join(w[g * 10].thread, NULL);
+		for (int k = 1; k < 10; k++)
+			if (!w[g * 10 + k].err)
+				pthread_join(w[g * 10 + k].thread, NULL);
+	}
+	free(w);
+	free(ours);
+	rgt_wait_no_groups(10.0);
+}
+
+static void bench_overhead(void)
+{
+	bench_header("overhead: CPU of the library's own threads over wall time, all CPUs");
+	overhead_run(100, 1);
+	overhead_run(1000, 3);
+}
+
+#define LAT_WINDOW 0.020   /* s: the share is judged in windows this long */
+#define LAT_SAMPLE 0.002   /* s between readings */
+#define LAT_WATCH  0.600   /* s watched after each change */
+#define LAT_MAXS   1024
+
+/* B's share of the CPU time A and B got in a window is within 10%. */
+static int lat_ok(double da, double db, double want)
+{
+	return da + db > 0 && fabs(db / (da + db) - want) <= 0.10 * want;
+}
+
+/*
+ * PRIO_RGRP latency, pinned to one CPU (two groups of one busy thread
+ * each, so the split is the scheduler's or the governor's alone): group B
+ * goes from nice 0 to 6 and back (ideal share 0.5 and 0.21). Latency: from
+ * the call to the start of the first 20 ms window in which B's share of
+ * the two groups' CPU time is within 10% of the new ideal. Also how many
+ * of the 20 ms windows 0.3-0.6 s after the change are within 10%: how
+ * noisy a window that short is at steady state.
+ */
+static void bench_latency(void)
+{
+	static struct rgt_scenario s;
+	static double ts[LAT_MAXS], ca[LAT_MAXS], cb[LAT_MAXS];
+	double lat[32], steady[32], v[RGT_SCN_MAX];
+	const int changes = 12;
+	cpu_set_t all;
+	char extra[256];
+	int a, b, err, n = 0;
+
+	s = (struct rgt_scenario){ .name = "prio-latency" };
+	a = rgt_scn_busy_group(&s, 0, 0, 1, "A");
+	b = rgt_scn_busy_group(&s, 0, 0, 1, "B");
+	bench_header("PRIO_RGRP latency, pinned to one CPU: until B's share in 20 ms windows is within 10%");
+	if (rgt_pin_one_cpu(&all) < 0) {
+		printf("cannot pin to one CPU: %s\n", strerror(errno));
+		return;
+	}
+	if ((err = rgt_scn_start(&s))) {
+		printf("cannot set up: %s\n", strerror(err));
+		sched_setaffinity(0, sizeof(all), &all);
+		return;
+	}
+	rgt_sleep(0.5);
+	for (int k = 0; k < changes; k++) {
+		struct model m;
+		int mi[RGT_SCN_MAX], ns = 0, in = 0, wins = 0;
+
+		rgt_sleep(0.3);
+		s.n[b].nice = k % 2 ? 0 : 6;
+		rgt_scn_model(&m, mi);
+		model_run(&m, 1);
+		double want = model_fraction(&m, mi[b]);
+		double t0 = bench_now();
+		if (rgroup_setpriority(PRIO_RGRP, rgt_scn.n[b].tid, s.n[b].nice) < 0) {
+			printf("PRIO_RGRP failed: %s\n", strerror(errno));
+			break;
+		}
+		do {
+			rgt_scn_read(v);
+			ts[ns] = bench_now() - t0;
+			ca[ns] = rgt_scn_subtree(v, a);
+			cb[ns] = rgt_scn_subtree(v, b);
+			rgt_sleep(LAT_SAMPLE);
+		} while (ts[ns++] < LAT_WATCH && ns < LAT_MAXS);
+		/* The first window (sliding, one reading at a time) within 10%;
+		 * then the non-overlapping windows of the second half. */
+		lat[n] = LAT_WATCH; /* never within: the whole watch */
+		for (int j = 0, e = 0; j < ns; j++) {
+			while (e < ns && ts[e] - ts[j] < LAT_WINDOW)
+				e++;
+			if (e < ns && lat_ok(ca[e] - ca[j], cb[e] - cb[j], want)) {
+				lat[n] = ts[j];
+				break;
+			}
+		}
+		for (int j = 0, e = 0; j < ns; j = e) {
+			while (e < ns && ts[e] - ts[j] < LAT_WINDOW)
+				e++;
+			if (e == ns)
+				break;
+			if (ts[j] >= LAT_WATCH / 2) {
+				wins++;
+				in += lat_ok(ca[e] - ca[j], cb[e] - cb[j], want);
+			}
+		}
+		steady[n] = wins ? 100.0 * in / wins : NAN;
+		n++;
+	}
+	rgt_scn_stop();
+	sched_setaffinity(0, sizeof(all), &all);
+	rgt_wait_no_groups(5.0);
+	if (!n)
+		return;
+	struct bench_stats st = bench_stats(steady, n);
+	snprintf(extra, sizeof(extra), "\"changes\":%d,\"window_ms\":%.0f,\"watch_ms\":%.0f,"
+		 "\"steady_windows_within_pct_median\":%.1f",
+		 n, 1e3 * LAT_WINDOW, 1e3 * LAT_WATCH, st.median);
+	for (int i = 0; i < n; i++)
+		lat[i] *= 1e3;
+	struct bench_stats ls = bench_stats(lat, n);
+	bench_emit("latency", "PRIO_RGRP change takes effect (ms)", "ms", ls, "le", 100, extra);
+	snprintf(extra, sizeof(extra), "\"changes\":%d", n);
+	bench_emit1("latency", "PRIO_RGRP change takes effect, max (ms)", "ms", ls.max, "le", 100, extra);
+	printf("%-44s %.0f%% of the 20 ms windows at steady state within 10%% (median)\n", "", st.median);
+}
+
+/*
+ * An idle group's CPU, all CPUs: groups X and Y at nice 0, as many busy
+ * threads each as CPUs; X falls asleep and wakes up in turns (8 pairs of
+ * phases, 0.3 s to settle and `measure_s`/2 measured each). Figure: the
+ * part of the CPU X had that Y takes when X sleeps, as scenario.h's
+ * rgt_scn_idle() measures it (from the time Y's busy threads were paused,
+ * which other load on the machine does not move); median over the pairs.
+ */
+static void bench_idle(void)
+{
+	static struct rgt_scenario s;
+	struct rgt_idle r;
+	double taken[RGT_IDLE_MAX];
+	cpu_set_t all;
+	char extra[320];
+	int x, y, err, ncpu;
+
+	if (sched_getaffinity(0, sizeof(all), &all) < 0)
+		return;
+	ncpu = CPU_COUNT(&all);
+	s = (struct rgt_scenario){ .name = "idle-group" };
+	x = rgt_scn_busy_group(&s, 0, 0, ncpu, "X");
+	y = rgt_scn_busy_group(&s, 0, 0, ncpu, "Y");
+	bench_header("idle group, all CPUs: part of the idle group's CPU the busy one takes (%)");
+	if ((err = rgt_scn_start(&s))) {
+		printf("cannot set up: %s\n", strerror(err));
+		return;
+	}
+	rgt_sleep(0.5);
+	rgt_scn_idle(x, y, 8, 0.3, measure_s / 2, &r);
+	rgt_scn_stop();
+	rgt_wait_no_groups(5.0);
+	for (int i = 0; i < r.n; i++)
+		taken[i] = 100 * r.taken[i];
+	struct bench_stats fr = bench_stats(r.freed, r.n), wh = bench_stats(r.withheld, r.n);
+	struct bench_stats cb = bench_stats(r.cpus_both, r.n), ci = bench_stats(r.cpus_idle, r.n);
+	snprintf(extra, sizeof(extra), "\"pairs\":%d,\"threads_per_group\":%d,"
+		 "\"freed_cpus_median\":%.3f,\"withheld_cpus_median\":%.4f,"
+		 "\"cpus_both_busy_median\":%.3f,\"cpus_one_idle_median\":%.3f",
+		 r.n, ncpu, fr.median, wh.median, cb.median, ci.median);
+	bench_emit("idle", "idle group's CPU taken by the busy one (%)", "%",
+		   bench_stats(taken, r.n), "ge", 95, extra);
+	printf("%-44s X had %.2f CPUs, Y lost %.3f to pauses; the groups got %.2f CPUs "
+	       "both busy, %.2f with X idle (medians)\n", "", fr.median, wh.median, cb.median, ci.median);
 }
 
 /* ---- Scale -------------------------------------------------------------- */
@@ -809,9 +935,20 @@ static void bench_scale(void)
 
 /* ---- main --------------------------------------------------------------- */
 
+/* In the order they run; --only picks some by name. */
+static const struct {
+	const char *name;
+	void (*run)(void);
+} sections[] = {
+	{ "create", bench_create },     { "prio", bench_prio },
+	{ "accuracy", bench_accuracy }, { "overhead", bench_overhead },
+	{ "latency", bench_latency },   { "idle", bench_idle },
+	{ "scale", bench_scale },
+};
+
 int main(int argc, char **argv)
 {
-	const char *only = "create,prio,accuracy,scale";
+	const char *only = "create,prio,accuracy,overhead,latency,idle,scale";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* One malloc arena, so that mallinfo2() sees the library's memory
@@ -832,7 +969,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--scale-depth") && v)
 			scale_depth = atoi(v), i++;
 		else {
-			fprintf(stderr, "usage: %s [--only create,prio,accuracy,scale] [--blocks N] "
+			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,idle,scale] [--blocks N] "
 				"[--measure SECS] [--scale-threads N] [--scale-groups G] [--scale-depth D]\n",
 				argv[0]);
 			return 2;
@@ -849,13 +986,8 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("rgroup-bench: backend %s, kernel %s, %ld CPUs online, system group %s\n",
 	       bench_backend, u.release, sysconf(_SC_NPROCESSORS_ONLN), sg);
-	if (strstr(only, "create"))
-		bench_create();
-	if (strstr(only, "prio"))
-		bench_prio();
-	if (strstr(only, "accuracy"))
-		bench_accuracy();
-	if (strstr(only, "scale"))
-		bench_scale();
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (strstr(only, sections[i].name))
+			sections[i].run();
 	return 0;
 }

@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: MIT
 #
 # bench.sh - build and run the benchmark suite (bench/rgroup-bench.c) on
-# every backend available: cgroup1 on this machine, cgroup2 in the qemu VM
-# (test/vm/run-in-vm.sh) when qemu is there. Prints the table and writes
-# the same figures as JSON. See docs/BENCHMARKS.md.
+# every backend available: cgroup1 and the governor on this machine, one
+# after the other, and cgroup2 in the qemu VM (test/vm/run-in-vm.sh) when
+# qemu is there. Prints each run's table, then every figure side by side
+# (one column per backend), and writes the figures as JSON. See
+# docs/BENCHMARKS.md.
 #
 # usage: scripts/bench.sh [--out FILE] [--builddir DIR] [--quick] [--no-vm]
-#                         [--vm-scale-small] [--vm-smp N]
+#                         [--backends "cgroup1 governor"] [--vm-scale-small] [--vm-smp N]
 #
 #   --out FILE        JSON output (default bench-results.json)
 #   --builddir DIR    meson build directory (default build-bench)
 #   --quick           fewer blocks, 1 s accuracy runs, scale 1,000/100
-#   --no-vm           only this machine's backend
+#   --no-vm           only this machine's backends
+#   --backends LIST   this machine's backends, in order (default
+#                     "cgroup1 governor")
 #   --vm-scale-small  scale test in the VM with 2,000 threads / 200 rgroups
 #                     (default: the full 10,000 / 1,000 there too)
 #
@@ -23,15 +27,17 @@ set -u -o pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=bench-results.json builddir=build-bench quick='' vm=1 vm_small='' vm_smp=${RGROUP_VM_SMP:-2}
+backends='cgroup1 governor'
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=${2?}; shift 2 ;;
 	--builddir) builddir=${2?}; shift 2 ;;
 	--quick) quick=1; shift ;;
 	--no-vm) vm=''; shift ;;
+	--backends) backends=${2?}; shift 2 ;;
 	--vm-scale-small) vm_small=1; shift ;;
 	--vm-smp) vm_smp=${2?}; shift 2 ;;
-	*) sed -n '9,10s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '11,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -50,11 +56,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 
-echo "### cgroup1 on this machine ($(nproc) CPUs, $(uname -r))"
-RGROUP_BACKEND=cgroup1 "$builddir/bench/rgroup-bench" "${args[@]}" >"$tmp/host.log" 2>&1
-rc=$?
-grep -v '^RGBENCH ' "$tmp/host.log"
-[ $rc = 0 ] || echo "bench.sh: cgroup1 run exited $rc" >&2
+# This machine's backends one after the other, each a whole run of the
+# program (a process picks its backend once).
+for be in $backends; do
+	echo "### $be on this machine ($(nproc) CPUs, $(uname -r))"
+	RGROUP_BACKEND=$be "$builddir/bench/rgroup-bench" "${args[@]}" >"$tmp/host-$be.log" 2>&1
+	rc=$?
+	grep -v '^RGBENCH ' "$tmp/host-$be.log"
+	[ $rc = 0 ] || echo "bench.sh: $be run exited $rc" >&2
+	grep '^RGBENCH ' "$tmp/host-$be.log" | sed 's/^RGBENCH //' >>"$tmp/host.json"
+	echo
+done
 
 vm_status="not run (--no-vm)"
 if [ -n "$vm" ]; then
@@ -84,7 +96,6 @@ if [ -n "$vm" ]; then
 		tr -d '\r' <"$tmp/vm.log" | grep '^RGBENCH ' | sed 's/^RGBENCH //' >"$tmp/vm.json"
 	fi
 fi
-grep '^RGBENCH ' "$tmp/host.log" | sed 's/^RGBENCH //' >"$tmp/host.json"
 cat "$tmp/host.json" "$tmp/vm.json" 2>/dev/null >"$tmp/all.json"
 
 end=$(date +%s)
@@ -97,11 +108,25 @@ jq -s --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg kernel "$(uname -r)" \
 	  quick: ($quick == "1"), vm: $vm, seconds: $secs, results: .}' \
 	"$tmp/all.json" >"$out" || { echo "bench.sh: cannot write $out" >&2; exit 1; }
 
+# Every figure side by side: one row per figure, one column per backend
+# (median; "!" where it misses its target), in the order of first output.
+# An accuracy figure's name carries its run's mean error; the row goes by
+# the name without it.
 echo
-echo "### targets"
-jq -r '.results[] | select(.target != null) |
-	[.backend, .name, (.median | tostring), .target, (if .met then "met" else "NOT met" end)] | @tsv' "$out" |
-	awk -F'\t' '{ printf "%-8s %-52s %10.4g %8s  %s\n", $1, $2, $3, $4, $5 }'
+echo "### side by side (median; ! = target missed)"
+jq -r 'def ordered: reduce .[] as $x ([]; if any(.[]; . == $x) then . else . + [$x] end);
+	[.results[] | select(.median != null) | .name |= sub(" \\(mean [^)]*\\)"; "")
+	 | .key = .section + "/" + .name] as $r
+	| ($r | map(.backend) | ordered) as $bs
+	| (["figure", "target"] + $bs | @tsv),
+	  ($r | map(.key) | ordered | .[] as $k
+	   | ($r | map(select(.key == $k))) as $row
+	   | [$row[0].name, ($row[0].target // "-")]
+	     + [$bs[] as $b | ($row | map(select(.backend == $b)) | .[0])
+	        | if . == null then "-" else
+	            "\(.median * 1000 | round / 1000)\(if .met == false then " !" else "" end)" end]
+	   | @tsv)' "$out" |
+	awk -F'\t' '{ printf "%-52s %8s", $1, $2; for (i = 3; i <= NF; i++) printf " %14s", $i; printf "\n" }'
 echo
 echo "VM: $vm_status"
 echo "wrote $out ($((end - start)) s)"
