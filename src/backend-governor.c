@@ -257,6 +257,7 @@ static struct gov {
 	uint64_t poll_last;       /* CLOCK_MONOTONIC at the last poll */
 	uint64_t proc_last;       /* process CPU clock at the last poll */
 	int narmed;
+	double cpus;              /* the round's capacity (affinity) */
 	uint64_t polls;
 	uint64_t published;       /* CLOCK_MONOTONIC of the last state file */
 } gov;
@@ -322,18 +323,9 @@ static void forget(struct gthread *t)
 	t->slot = -1;
 }
 
-static void insert_sorted(pid_t tid)
+/* A thread seen for the first time. */
+static void init_thread(struct gthread *t, pid_t tid)
 {
-	size_t i = gov.nt;
-	struct gthread *t;
-
-	if (mvec_fit(&gov.t, gov.nt + 1, sizeof(struct gthread)) < 0)
-		return;
-	while (i > 0 && T(i - 1).tid > tid) {
-		T(i) = T(i - 1);
-		i--;
-	}
-	t = &T(i);
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->seen = 1;
@@ -345,17 +337,47 @@ static void insert_sorted(pid_t tid)
 	}
 	t->start = t->seen_ns = clock_ns(t->clk);
 	t->wants = 1; /* new: it may want CPU */
-	gov.nt++;
 }
 
-/* The process's threads now, from /proc/self/task (getdents64, no malloc);
+/* Heapsort (no malloc: qsort may allocate). */
+static void sift(pid_t *a, size_t i, size_t n)
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && a[c + 1] > a[c])
+			c++;
+		if (a[i] >= a[c])
+			return;
+		pid_t x = a[i];
+		a[i] = a[c];
+		a[c] = x;
+	}
+}
+
+static void sort_tids(pid_t *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(a, i, n);
+	for (size_t k = n; k-- > 1;) {
+		pid_t x = a[0];
+		a[0] = a[k];
+		a[k] = x;
+		sift(a, 0, k);
+	}
+}
+
+/*
+ * The process's threads now, from /proc/self/task (getdents64, no malloc);
  * keeps what is known of threads still there. The governor and the keeper
- * are left out. */
+ * are left out. New threads are collected, sorted and merged in one pass:
+ * O(n log n) however many threads a process starts between two rounds.
+ */
 static void discover(void)
 {
 	static char buf[8192];
+	static struct mvec fresh;
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	pid_t keeper = rgroup__keeper_tid();
+	size_t nfresh = 0, j = 0;
 	long n;
 
 	if (fd < 0)
@@ -374,12 +396,11 @@ static void discover(void)
 			t = find(tid);
 			if (t)
 				t->seen = 1;
-			else
-				insert_sorted(tid);
+			else if (mvec_fit(&fresh, nfresh + 1, sizeof(pid_t)) == 0)
+				((pid_t *)fresh.p)[nfresh++] = tid;
 		}
 	}
 	close(fd);
-	size_t j = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
 		if (!T(i).seen) {
 			forget(&T(i));
@@ -388,6 +409,19 @@ static void discover(void)
 		T(j++) = T(i);
 	}
 	gov.nt = j;
+	if (!nfresh || mvec_fit(&gov.t, gov.nt + nfresh, sizeof(struct gthread)) < 0)
+		return;
+	/* Merge from the end: the known (sorted) and the new (sorted). */
+	pid_t *nw = fresh.p;
+	sort_tids(nw, nfresh);
+	size_t i = gov.nt, k = nfresh, out = gov.nt + nfresh;
+	while (k > 0) {
+		if (i > 0 && T(i - 1).tid > nw[k - 1])
+			T(--out) = T(--i);
+		else
+			init_thread(&T(--out), nw[--k]);
+	}
+	gov.nt += nfresh;
 }
 
 /* /proc/self/task/TID/<file> into buf (NUL-terminated); length or -1.
@@ -588,7 +622,7 @@ static double capacity(void)
 static int solve(void)
 {
 	int nactive = 0;
-	double total = 0, cpus = capacity();
+	double total = 0, cpus = gov.cpus = capacity();
 
 	if (mvec_fit(&gov.nodes, gov.ngroup_nodes + gov.nt, sizeof(struct model_node)) < 0)
 		return 0;
@@ -618,7 +652,7 @@ static void start_round(void)
 	int nactive = take_tree() ? solve() : 0;
 	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE) + 1;
 
-	gov.round_len = (uint64_t)SLICE_NS * nactive / capacity();
+	gov.round_len = (uint64_t)SLICE_NS * nactive / (gov.cpus > 0 ? gov.cpus : 1);
 	if (gov.round_len < ROUND_NS)
 		gov.round_len = ROUND_NS;
 	if (!nactive && gov.nt > SCAN_MAX)
