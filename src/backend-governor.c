@@ -1003,16 +1003,21 @@ static void gov_fork_child(void *priv)
 {
 	/* The child has no governor thread and no timers; pending signals
 	 * are not inherited. Its state starts afresh; the arrays are kept
-	 * for reuse (no allocator in a fork child). */
-	memset(slots, 0, sizeof(slots));
-	round_word = 0;
-	running = 0;
-	gov.state = G_NONE;
-	gov.ngroups = 0;
-	gov.nt = 0;
-	gov.ng = 0;
-	gov.nnodes = 0;
-	gov.ngroup_nodes = 0;
+	 * for reuse (no allocator in a fork child). Atomic stores: the
+	 * parent's governor may have been writing these at the fork. */
+	for (int i = 0; i < MAX_SLOTS; i++) {
+		__atomic_store_n(&slots[i].word, WORD(0, S_FREE), __ATOMIC_RELAXED);
+		__atomic_store_n(&slots[i].until, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slots[i].tid, 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&round_word, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&gov.state, G_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&gov.changed, 0, __ATOMIC_RELAXED);
+	gov.ngroups = 0; /* written under the core lock, held across fork */
+	/* The thread list stays: a governor started in the child finds none
+	 * of those threads in /proc and forgets them (their timers were not
+	 * inherited), and it rebuilds the tree's shape from the core's. */
 }
 
 static int gov_place_self(void *priv, const struct rgroup__node *n)

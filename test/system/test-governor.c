@@ -42,12 +42,12 @@ static int governor_signal(void)
 
 /* ---- Threads the cases start ---------------------------------------------- */
 
-static volatile int stop;
+static int stop;                  /* atomic: the threads' signal to end */
 
 /* A busy thread in a new group at nice 0: the contention. */
 static void *spin(void *p)
 {
-	while (!stop)
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		;
 	return p;
 }
@@ -167,7 +167,7 @@ static void syscalls(void)
 	unsigned char buf[4096];
 	long got = 0;
 
-	stop = 0;
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	CHECK(pipe(k.pipe) == 0, "pipe: %s", strerror(errno));
 	CHECK(start_spinner(&hi) == 0, "spinner group");
 	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
@@ -194,7 +194,7 @@ static void syscalls(void)
 		pthread_mutex_unlock(&k.lock);
 	}
 	struct rgroup_info in = info_of(l.id);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
 	close(k.pipe[0]);
@@ -215,12 +215,12 @@ static void blocked(void)
 	struct low l = { .blocks = 1 };
 	pthread_t hi, lo;
 
-	stop = 0;
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	CHECK(start_spinner(&hi) == 0, "spinner group");
 	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
 	rgt_sleep(1.5);
 	struct rgroup_info in = info_of(l.id);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
 	fprintf(stderr, "  pauses not taken %llu, paused %.3f s\n",
@@ -309,7 +309,7 @@ static void forks(void)
 	pthread_t hi, lo;
 	int ok = 0;
 
-	stop = 0;
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	CHECK(start_spinner(&hi) == 0, "spinner group");
 	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
 	for (int i = 0; i < FORKS; i++) {
@@ -328,7 +328,7 @@ static void forks(void)
 		else if (pid > 0)
 			fprintf(stderr, "  child %d: status %#x\n", i, status);
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
 	CHECK(ok == FORKS, "%d of %d children ended normally", ok, FORKS);
