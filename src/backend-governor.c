@@ -336,7 +336,9 @@ static void init_thread(struct gthread *t, pid_t tid)
 		make_timer(t);
 	}
 	t->start = t->seen_ns = clock_ns(t->clk);
-	t->wants = 1; /* new: it may want CPU */
+	/* New: it wants CPU if it runs in its first round (with thousands
+	 * of threads parked at birth, arming them all would cost most). */
+	t->wants = 0;
 }
 
 /* Heapsort (no malloc: qsort may allocate). */
@@ -527,7 +529,13 @@ static void settle_round(void)
 				g->paused_ns += paused;
 			__atomic_store_n(at, now, __ATOMIC_RELAXED); /* if it stays paused */
 		}
-		measure_demand(t, now - gov.round_start, paused);
+		/* A thread that hardly ran and was not held back wants
+		 * little: no need to read its schedstat (with thousands of
+		 * parked threads that would be most of a round's cost). */
+		if (st == S_PAUSED || used >= ACTIVE_NS)
+			measure_demand(t, now - gov.round_start, paused);
+		else
+			t->demand /= 2;
 		t->paused = st == S_PAUSED;
 		if (g && st == S_MISSED)
 			g->missed++;
@@ -629,7 +637,8 @@ static int solve(void)
 	gov.nnodes = gov.ngroup_nodes;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
-		int nice = getpriority(PRIO_PROCESS, t->tid);
+		/* The weight matters only for a thread that wants CPU. */
+		int nice = t->wants ? getpriority(PRIO_PROCESS, t->tid) : 0;
 		t->node = gov.nnodes++;
 		N(t->node) = (struct model_node){ .parent = t->group,
 			.weight = rgroup__nice_to_weight(nice),

@@ -36,8 +36,8 @@ int model_add(struct model *m, int parent, double weight, double demand)
 }
 
 /*
- * Water-fill `capacity` CPUs among the children of p (-1: the top-level
- * nodes). Assumes capacity <= the children's total demand. Every child
+ * Water-fill `capacity` CPUs among the siblings listed from `first` (the
+ * children of one node, or the top-level nodes). Assumes capacity <= the children's total demand. Every child
  * gets capacity in proportion to its weight, but never more than it
  * wants; what a saturated child leaves goes to the others by weight.
  * Each round settles every child whose demand is within its fair share
@@ -45,14 +45,11 @@ int model_add(struct model *m, int parent, double weight, double demand)
  * settling them together is exact), and the last round gives the rest
  * their proportional part. At most one round per child.
  */
-static void distribute(struct model_node *nodes, int n, int p, double capacity)
+static void distribute(struct model_node *nodes, int first, double capacity)
 {
 	const double total = capacity;
-	int first = p + 1;
 
-	for (int i = first; i < n; i++) {
-		if (nodes[i].parent != p)
-			continue;
+	for (int i = first; i >= 0; i = nodes[i].next_sibling) {
 		nodes[i].share = 0;
 		/* A child that wants nothing gets nothing, whatever its weight. */
 		nodes[i].settled = nodes[i].total_demand <= 0;
@@ -62,17 +59,17 @@ static void distribute(struct model_node *nodes, int n, int p, double capacity)
 		double w = 0, level;
 		int saturated = 0;
 
-		for (int i = first; i < n; i++)
-			if (nodes[i].parent == p && !nodes[i].settled)
+		for (int i = first; i >= 0; i = nodes[i].next_sibling)
+			if (!nodes[i].settled)
 				w += nodes[i].weight;
 		if (w <= 0)
 			return;
 		level = capacity / w;
 
-		for (int i = first; i < n; i++) {
+		for (int i = first; i >= 0; i = nodes[i].next_sibling) {
 			struct model_node *c = &nodes[i];
 
-			if (c->parent != p || c->settled)
+			if (c->settled)
 				continue;
 			if (c->total_demand <= level * c->weight * (1 + MODEL_EPS)) {
 				c->share = c->total_demand;
@@ -81,10 +78,10 @@ static void distribute(struct model_node *nodes, int n, int p, double capacity)
 			}
 		}
 		if (!saturated) {
-			for (int i = first; i < n; i++) {
+			for (int i = first; i >= 0; i = nodes[i].next_sibling) {
 				struct model_node *c = &nodes[i];
 
-				if (c->parent != p || c->settled)
+				if (c->settled)
 					continue;
 				c->share = level * c->weight;
 				c->settled = 1;
@@ -94,8 +91,8 @@ static void distribute(struct model_node *nodes, int n, int p, double capacity)
 		/* What is left, from scratch rather than subtracted per
 		 * round, so rounding does not accumulate. */
 		capacity = total;
-		for (int i = first; i < n; i++)
-			if (nodes[i].parent == p && nodes[i].settled)
+		for (int i = first; i >= 0; i = nodes[i].next_sibling)
+			if (nodes[i].settled)
 				capacity -= nodes[i].share;
 		if (capacity < 0)
 			capacity = 0;
@@ -110,12 +107,15 @@ static void distribute(struct model_node *nodes, int n, int p, double capacity)
  * children by weight (water-filling); recursively down to the leaves.
  *
  * Assumes parent < child index, so one pass from the end adds demands up
- * and one pass from the front hands shares down. O(n^2) by scanning for
- * children: models here have at most a few hundred nodes.
+ * (and links each node's children, in index order) and one pass from the
+ * front hands shares down. Each water-filling round of a parent walks its
+ * children only: linear in n times the rounds, so the governor can run it
+ * every round over thousands of threads.
  */
 int model_solve(struct model_node *nodes, int n, double capacity)
 {
 	double top_demand = 0;
+	int top = -1;
 
 	if (n < 0 || (n > 0 && !nodes) || !isfinite(capacity) || capacity < 0)
 		return -EINVAL;
@@ -132,14 +132,18 @@ int model_solve(struct model_node *nodes, int n, double capacity)
 		nodes[i].nchildren = 0;
 		nodes[i].total_demand = 0;
 		nodes[i].share = 0;
+		nodes[i].first_child = -1;
+		nodes[i].next_sibling = -1;
 	}
 	for (int i = 0; i < n; i++)
 		if (nodes[i].parent >= 0)
 			nodes[nodes[i].parent].nchildren++;
 	/* Children come after their parent: going backwards, a node's total
-	 * is complete before it is added to its parent's. */
+	 * is complete before it is added to its parent's; linking each at the
+	 * head of its parent's list leaves the lists in index order. */
 	for (int i = n - 1; i >= 0; i--) {
 		struct model_node *c = &nodes[i];
+		int *head = c->parent >= 0 ? &nodes[c->parent].first_child : &top;
 
 		if (c->nchildren == 0)
 			c->total_demand = c->demand;
@@ -147,12 +151,15 @@ int model_solve(struct model_node *nodes, int n, double capacity)
 			nodes[c->parent].total_demand += c->total_demand;
 		else
 			top_demand += c->total_demand;
+		c->next_sibling = *head;
+		*head = i;
 	}
 
-	distribute(nodes, n, -1, fmin(capacity, top_demand));
+	if (top >= 0)
+		distribute(nodes, top, fmin(capacity, top_demand));
 	for (int i = 0; i < n; i++)
 		if (nodes[i].nchildren > 0)
-			distribute(nodes, n, i, nodes[i].share);
+			distribute(nodes, nodes[i].first_child, nodes[i].share);
 	return 0;
 }
 

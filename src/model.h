@@ -42,6 +42,7 @@ struct model_node {
 	/* Scratch for model_solve(). */
 	int nchildren;
 	int settled;
+	int first_child, next_sibling;  /* -1: none; children in index order */
 };
 
 struct model {

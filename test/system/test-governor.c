@@ -156,6 +156,9 @@ static void *talker(void *p)
 		pthread_cond_signal(&k->cond);
 		pthread_mutex_unlock(&k->lock);
 	}
+	/* Keep the group until the main thread has read its statistics. */
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		rgt_sleep(0.001);
 	return NULL;
 }
 
