@@ -884,8 +884,13 @@ static int install_handler(void)
 	return 0;
 }
 
+/* Like the cgroup backends, which remove the directories of dead rgroup
+ * processes when they attach, the governor removes the state files its
+ * user's dead processes left (killed, or ended by _exit() in a fork child
+ * before the file's destructor could run). */
 static int gov_attach(void *priv)
 {
+	rgroup__state_gc(RGROUP__STATE_DIR, 0, 0, NULL, NULL);
 	return install_handler();
 }
 

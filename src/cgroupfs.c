@@ -260,20 +260,6 @@ out:
 	return r;
 }
 
-/* Is the process that made a directory still the one with that pid? */
-static int owner_alive(pid_t pid, uint64_t start)
-{
-	char path[64], buf[1024];
-	uint64_t now;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (rgroup__read_path(path, buf, sizeof(buf)) < 0)
-		return 0;
-	if (rgroup__parse_stat_starttime(buf, &now) < 0)
-		return 1; /* cannot tell: keep it */
-	return now == start;
-}
-
 /* Remove an abandoned rgroup directory and everything below, children
  * first. A directory that still has threads (EBUSY) stays. */
 static int remove_tree(int parentfd, const char *name, int depth)
@@ -326,7 +312,7 @@ int rgroup__cg_gc(int sgroupfd)
 		if (e->d_type != DT_DIR ||
 		    rgroup__parse_dirname(e->d_name, &pid, &start, &id) < 0)
 			continue;
-		if (owner_alive(pid, start))
+		if (rgroup__owner_alive(pid, start))
 			continue;
 		removed += remove_tree(sgroupfd, e->d_name, 0);
 	}

@@ -7,6 +7,8 @@
  *   exec.c            exec family: collapse the tree for the new program (rule 7)
  *   backend-*.c       one file per backend, behind struct rgroup__backend
  *   cgroupfs.c        cgroupfs file and directory helpers both cgroup backends use
+ *   publish.c         the governor's state file, for `rgroup tree` and `top`
+ *   stale.c           what dead processes left: owners alive?, old state files
  *   parse.c           pure parsers of kernel text (no I/O; unit-tested, fuzzable)
  *   weight.c          the scheduler's nice-to-weight table
  */
@@ -233,6 +235,9 @@ int rgroup__cg_gc(int sgroupfd);
 int rgroup__cg_move_all(int dirfd, const char *tids, int placefd);
 /* Read a whole file by absolute path (for /proc, mountinfo). */
 int rgroup__read_path(const char *path, char *buf, size_t len);
+/* Is process pid still the one that started at `start` (field 22 of its
+ * /proc stat)? 1 also when it cannot tell, so nothing of it is removed. */
+int rgroup__owner_alive(pid_t pid, uint64_t start);
 
 /* ---- parse.c: pure parsers, no I/O ----------------------------------- */
 
@@ -323,6 +328,14 @@ int rgroup__publish(const char *backend_name);
  * lock held; in a fork child it leaves the parent's file alone. At exit
  * publish.c removes the file itself (a destructor) and publishes no more. */
 void rgroup__publish_remove(void);
+/* Remove the state files in dir that processes which no longer exist left
+ * (killed, or ended with _exit() in a fork child), and the .tmp a writer
+ * killed mid-write leaves: only the caller's own files, unless any_owner.
+ * With dry_run nothing is removed. seen(arg, path, err), if not NULL, is
+ * told of each (err 0, or the errno of a failed unlink). Returns how many
+ * were (or would be) removed, or -errno if dir cannot be read. */
+int rgroup__state_gc(const char *dir, int dry_run, int any_owner,
+		     void (*seen)(void *arg, const char *path, int err), void *arg);
 /* core.c: CPU time used in n and below, as rgroup_info() reports it.
  * Core lock held. */
 uint64_t rgroup__node_usage(const struct rgroup__node *n);

@@ -79,37 +79,6 @@ static int parse_name(const char *name, pid_t *pid, uint64_t *start)
 	return rgroup__parse_dirname(name, pid, start, &id);
 }
 
-/* Field 22 of /proc/<pid>/stat, after the last ')' of the command. */
-static int owner_alive(pid_t pid, uint64_t start)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long now;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? 0 : 1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;  /* the process went away between open and read */
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
-		return 1;  /* cannot tell: the library keeps it too */
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return 1;
-	}
-	if (sscanf(p, " %llu", &now) != 1)
-		return 1;
-	return now == start;
-}
-
 static int is_dir_at(int dirfd, struct dirent *e)
 {
 	struct stat sb;
@@ -202,7 +171,7 @@ static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
 			continue;
 		if (parse_name(e->d_name, &pid, &start) == 0) {
-			if (owner_alive(pid, start))
+			if (rgroup__owner_alive(pid, start))
 				continue;
 			dead++;
 			collect_tree(sub, 1, &subs, &nsubs, &cap);
@@ -230,49 +199,36 @@ static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse
 	free(subs);
 }
 
+/* One state file rgroup__state_gc() found. */
+static void state_seen(void *arg, const char *path, int err)
+{
+	struct gc_state *st = arg;
+
+	if (err) {
+		fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(err));
+		st->failed = 1;
+		return;
+	}
+	printf("%s %s\n", st->dry_run ? "would remove" : "removed", path);
+	st->files++;
+}
+
 /* The state files of dead processes in dir (and the .tmp a writer killed
- * mid-write leaves): listed by --dry-run, else removed. `quiet`: a DIR
- * that gc_dir() has reported on already if it cannot be read. */
+ * mid-write leaves): listed by --dry-run, else removed; root's gc takes
+ * every user's. `quiet`: a DIR that gc_dir() has reported on already if
+ * it cannot be read. */
 static void gc_state_files(struct gc_state *st, const char *dir, int quiet)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	int r = rgroup__state_gc(dir, st->dry_run, geteuid() == 0, state_seen, st);
 
-	if (!d) {
-		if (!quiet && errno != ENOENT) {
-			fprintf(stderr, "%s gc: %s: %s\n", tool_name, dir, strerror(errno));
+	if (r < 0) {
+		if (!quiet && r != -ENOENT) {
+			fprintf(stderr, "%s gc: %s: %s\n", tool_name, dir, strerror(-r));
 			st->failed = 1;
 		}
 		return;
 	}
 	st->files_walked = 1;
-	while ((e = readdir(d))) {
-		pid_t pid;
-		uint64_t start;
-		int tmp;
-		struct stat sb;
-		char path[PATH_MAX];
-
-		if (rgroup__parse_statename(e->d_name, &pid, &start, &tmp) < 0 ||
-		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(sb.st_mode) || owner_alive(pid, start))
-			continue;
-		/* Another user's: the sticky /dev/shm would refuse anyway. */
-		if (geteuid() != 0 && sb.st_uid != geteuid())
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (st->dry_run) {
-			printf("would remove %s\n", path);
-			st->files++;
-		} else if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
-			printf("removed %s\n", path);
-			st->files++;
-		} else if (errno != ENOENT) {
-			fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(errno));
-			st->failed = 1;
-		}
-	}
-	closedir(d);
 }
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */

@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -338,17 +339,54 @@ static void forks(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
+/* ---- stale state files ---------------------------------------------------- */
+
+/* A process killed, or a fork child ended by _exit(), leaves its state file;
+ * the next process of the same user to start the governor removes it (that
+ * a live process's file stays is test/tools/test-tree-top.sh's). */
+static void stale_files(void)
+{
+	char name[128], dead[PATH_MAX];
+	pid_t pid = fork();
+	int status = 0, fd;
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0); /* pid: a process that no longer exists */
+	rgroup__format_statename(name, sizeof(name), pid, 12345, 0);
+	snprintf(dead, sizeof(dead), "%s/%s", RGROUP__STATE_DIR, name);
+	fd = open(dead, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	CHECK(fd >= 0, "make %s: %s", dead, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "test-governor", "--one-group", (char *)NULL);
+		_exit(4);
+	}
+	CHECK(pid > 0 && wait_for(pid, 20, &status) == 0 && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the next process ran (status %#x)", status);
+	CHECK(access(dead, F_OK) < 0 && errno == ENOENT, "%s is still there", dead);
+	unlink(dead); /* if the check failed */
+}
+
 static const struct rgt_case cases[] = {
 	{ "syscalls", syscalls },
 	{ "blocked", blocked },
 	{ "exec", exec_chain },
 	{ "fork", forks },
+	{ "stale_files", stale_files },
 };
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--exec-link") == 0)
 		return exec_link(atoi(argv[2]));
+	if (argc == 2 && strcmp(argv[1], "--one-group") == 0) {
+		pthread_t t;
+		return rgroup_thread_create(&t, NULL, RGROUP_NEW, short_spin, NULL) ||
+		       pthread_join(t, NULL);
+	}
 	if (rgt_pin_one_cpu(NULL) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	fprintf(stderr, "backend %s, pinned to one CPU\n", rgroup_backend());
