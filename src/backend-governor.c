@@ -247,7 +247,6 @@ static struct gov {
 	                           * except G_STOPPING -> G_NONE (the governor) */
 	int changed;              /* the tree or a weight changed: a new round */
 	pid_t tid;
-	int handler_ok;
 	unsigned int ngroups;
 	struct mvec t, g, nodes;  /* gthread, ggroup, model_node */
 	size_t nt, ng;
@@ -797,13 +796,16 @@ static int poll_round(void)
 		return 0;
 	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
 		return 1;
-	if (gov.nt <= SCAN_MAX || gov.polls % 8 == 0) {
+	if (gov.nt <= SCAN_MAX) {
 		used = scan();
 	} else {
-		/* Many threads: the process's clock stands for theirs. */
+		/* Many threads: the process's clock stands for theirs, and
+		 * their clocks are read (to catch late pauses) every 8th poll. */
 		uint64_t proc = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		used = proc > gov.proc_last ? proc - gov.proc_last : 0;
 		gov.proc_last = proc;
+		if (gov.polls % 8 == 0)
+			scan();
 	}
 	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
 		return 1;
@@ -846,7 +848,10 @@ static void *gov_main(void *arg)
 
 /* ---- The backend ------------------------------------------------------- */
 
-static int gov_probe(void *priv, char *why, size_t len)
+/* The governor's signal: SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for
+ * SIGRTMIN+N; a negative errno (and why) if it is out of range or the
+ * program handles it itself. */
+static int choose_signal(char *why, size_t len)
 {
 	const char *env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
 	int n = env && *env ? atoi(env) : DEFAULT_SIGNAL;
@@ -860,27 +865,33 @@ static int gov_probe(void *priv, char *why, size_t len)
 	    old.sa_handler != SIG_IGN && (void *)old.sa_sigaction != (void *)on_signal)
 		return rgroup__why(why, len, -EBUSY,
 				   "the program handles SIGRTMIN+%d itself; set RGROUP_GOVERNOR_SIGNAL to a free offset", n);
-	return 0;
+	return SIGRTMIN + n;
 }
 
+static int gov_probe(void *priv, char *why, size_t len)
+{
+	int sig = choose_signal(why, len);
+	return sig < 0 ? sig : 0;
+}
+
+/* Once per process (sig_no stays set): the handler. */
 static int install_handler(void)
 {
 	struct sigaction sa;
-	const char *env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
-	int r = gov_probe(NULL, NULL, 0);
+	int sig;
 
-	if (gov.handler_ok)
+	if (sig_no >= 0)
 		return 0;
-	if (r < 0)
-		return r;
-	sig_no = SIGRTMIN + (env && *env ? atoi(env) : DEFAULT_SIGNAL);
+	sig = choose_signal(NULL, 0);
+	if (sig < 0)
+		return sig;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig_no, &sa, NULL) < 0)
+	if (sigaction(sig, &sa, NULL) < 0)
 		return -errno;
-	gov.handler_ok = 1;
+	sig_no = sig;
 	return 0;
 }
 
@@ -936,31 +947,23 @@ static int gov_moved(void *priv)
  * core tracks members and weights; the governor reads the tree). */
 static void tree_changed(void)
 {
-	__atomic_store_n(&gov.changed, 1, __ATOMIC_RELEASE);
-	wake_governor();
+	/* Thread creation passes here: one wake per change noticed, not per
+	 * creation. */
+	if (!__atomic_exchange_n(&gov.changed, 1, __ATOMIC_ACQ_REL))
+		wake_governor();
 }
 
 static int start_governor(void)
 {
-	pthread_attr_t attr;
-	pthread_t th;
-	sigset_t all, old;
 	int r;
 
 	gov_wait_stopped();
 	if (gov.state == G_RUNNING)
 		return 0;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	gov.state = G_RUNNING;
-	r = pthread_create(&th, &attr, gov_main, NULL);
+	gov.state = G_RUNNING; /* before it runs: it loops while this holds */
+	r = rgroup__start_helper(gov_main);
 	if (r)
 		gov.state = G_NONE;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	return -r;
 }
 

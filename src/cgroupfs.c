@@ -181,12 +181,9 @@ int rgroup__cg_open_dir(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-/*
- * The new group (path relative to dirfd) gets its parent's permission bits,
- * never wider: a delegated sgroup owned by a user stays that user's alone.
- * cgroupfs ignores the umask, so the mode is applied as given.
- */
-int rgroup__cg_mkdir(int dirfd, const char *path)
+/* mkdir (make) or rmdir the last name of path, in its parent opened
+ * beneath dirfd. */
+static int at_parent(int dirfd, const char *path, int make)
 {
 	const char *name;
 	struct stat st;
@@ -197,28 +194,27 @@ int rgroup__cg_mkdir(int dirfd, const char *path)
 	r = open_parent(dirfd, path, &pfd, &name);
 	if (r < 0)
 		return r;
-	if (fstat(pfd, &st) < 0 || mkdirat(pfd, name, st.st_mode & 0777) < 0)
+	if (make ? fstat(pfd, &st) < 0 || mkdirat(pfd, name, st.st_mode & 0777) < 0
+		 : unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		r = -errno;
 	if (pfd != dirfd)
 		close(pfd);
 	return r;
 }
 
+/*
+ * The new group (path relative to dirfd) gets its parent's permission bits,
+ * never wider: a delegated sgroup owned by a user stays that user's alone.
+ * cgroupfs ignores the umask, so the mode is applied as given.
+ */
+int rgroup__cg_mkdir(int dirfd, const char *path)
+{
+	return at_parent(dirfd, path, 1);
+}
+
 int rgroup__cg_rmdir(int dirfd, const char *path)
 {
-	const char *name;
-	int f = rgroup__fault(), pfd, r;
-
-	if (f < 0)
-		return f;
-	r = open_parent(dirfd, path, &pfd, &name);
-	if (r < 0)
-		return r;
-	if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
-		r = -errno;
-	if (pfd != dirfd)
-		close(pfd);
-	return r;
+	return at_parent(dirfd, path, 0);
 }
 
 int rgroup__cg_move_all(int dirfd, const char *tidsfile, int placefd)

@@ -680,25 +680,34 @@ static void *keeper_main(void *unused)
 	return NULL;
 }
 
-/* Lock held. */
-static int start_keeper(void)
+int rgroup__start_helper(void *(*fn)(void *))
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	sigset_t all, old;
 	int r;
 
-	if (st.keeper_running)
-		return 0;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* The application's signals are not the keeper's to take. */
+	/* The application's signals are not the library's threads' to take
+	 * (and the governor's own signal must never reach the governor). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&t, &attr, keeper_main, NULL);
+	r = pthread_create(&t, &attr, fn, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
+	return r;
+}
+
+/* Lock held. */
+static int start_keeper(void)
+{
+	int r;
+
+	if (st.keeper_running)
+		return 0;
+	r = rgroup__start_helper(keeper_main);
 	if (r == 0)
 		st.keeper_running = 1;
 	return r;

@@ -140,6 +140,9 @@ int rgroup__trylock(void);                     /* 0 or an error number */
 void rgroup__unlock(void);
 struct rgroup__node *rgroup__tree(void);      /* first top-level rgroup */
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
+/* Start one of the library's own threads (the keeper, the governor):
+ * detached, a small stack, every signal blocked. 0 or an error number. */
+int rgroup__start_helper(void *(*fn)(void *));
 
 /* ---- core.c services for other library files ------------------------ */
 
