@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cgroupfs.h"
 
 static struct rgroup__cg cg1 = {
 	.ctrl = "cpu",
@@ -26,10 +26,12 @@ static struct rgroup__cg cg1 = {
 static int c1_probe(void *priv, char *why, size_t len)
 {
 	struct rgroup__cg *cg = priv;
-	char dir[PATH_MAX], path[PATH_MAX], file[PATH_MAX + 16];
+	struct rgroup__cgloc loc;
+	const char *dir = loc.dir;
+	char file[PATH_MAX + 16];
 	int r;
 
-	r = rgroup__cg_locate(cg, dir, sizeof(dir), path, sizeof(path), why, len);
+	r = rgroup__cg_locate_self(cg, &loc, why, len);
 	if (r < 0)
 		return r;
 	snprintf(file, sizeof(file), "%s/cpu.shares", dir);
@@ -46,7 +48,7 @@ static int c1_set_nice(void *priv, struct rgroup__node *n, int nice)
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%u", rgroup__nice_to_weight(nice));
-	return rgroup__cg_node_write(priv, n, &n->weightfd, "cpu.shares", buf);
+	return rgroup__cg_node_write(priv, n, &rgroup__cg_node(n)->weightfd, "cpu.shares", buf);
 }
 
 static int c1_create(void *priv, struct rgroup__node *n)
@@ -90,6 +92,8 @@ static int c1_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.name = "cgroup1",
 	.priv = &cg1,
+	.node_size = sizeof(struct rgroup__cg_node),
+	.spares = 1,
 	.probe = c1_probe,
 	.attach = rgroup__cg_attach,
 	.detach = rgroup__cg_detach,
@@ -101,6 +105,7 @@ const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.evacuate = rgroup__cg_evacuate,
 	.usage = c1_usage,
 	.group_of = rgroup__cg_group_of,
+	.info = rgroup__cg_info,
 	.fork_child = rgroup__cg_fork_child,
 	.place_self = rgroup__cg_place_self,
 };

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cgroupfs.h"
 
 static struct rgroup__cg cg2 = {
 	.ctrl = NULL,
@@ -62,10 +62,12 @@ static int only_threaded_controllers(const char *subtree)
 static int c2_probe(void *priv, char *why, size_t len)
 {
 	struct rgroup__cg *cg = priv;
-	char dir[PATH_MAX], path[PATH_MAX], buf[512];
+	struct rgroup__cgloc loc;
+	const char *dir = loc.dir;
+	char buf[512];
 	int fd, r;
 
-	r = rgroup__cg_locate(cg, dir, sizeof(dir), path, sizeof(path), why, len);
+	r = rgroup__cg_locate_self(cg, &loc, why, len);
 	if (r < 0)
 		return r;
 	fd = rgroup__cg_open_dir(dir);
@@ -150,10 +152,10 @@ static int c2_set_nice(void *priv, struct rgroup__node *n, int nice)
 	 * which rounds to 1/100 of nice 0's weight. */
 	if (cg->weight_nice) {
 		snprintf(buf, sizeof(buf), "%d", nice);
-		return rgroup__cg_node_write(cg, n, &n->weightfd, "cpu.weight.nice", buf);
+		return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight.nice", buf);
 	}
 	snprintf(buf, sizeof(buf), "%u", rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
-	return rgroup__cg_node_write(cg, n, &n->weightfd, "cpu.weight", buf);
+	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight", buf);
 }
 
 static int c2_create(void *priv, struct rgroup__node *n)
@@ -192,7 +194,7 @@ fail:
 static int c2_destroy(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
-	int top = !n->parent && n->bound, r;
+	int top = !n->parent, r;
 
 	r = rgroup__cg_destroy(priv, n);
 	if (r == 0 && top)
@@ -222,6 +224,8 @@ static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.name = "cgroup2",
 	.priv = &cg2,
+	.node_size = sizeof(struct rgroup__cg_node),
+	.spares = 1,
 	.probe = c2_probe,
 	.attach = rgroup__cg_attach,
 	.detach = rgroup__cg_detach,
@@ -233,6 +237,7 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.evacuate = rgroup__cg_evacuate,
 	.usage = c2_usage,
 	.group_of = rgroup__cg_group_of,
+	.info = rgroup__cg_info,
 	.fork_child = rgroup__cg_fork_child,
 	.place_self = rgroup__cg_place_self,
 };

@@ -63,8 +63,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "model-lib.h"
+#include "backend.h"
+#include "governor-model.h"
+#include "governor-state.h"
+#include "locate.h"
+#include "weight.h"
 
 #define ROUND_NS       24000000L  /* a round's length, few threads */
 #define SLICE_NS       6000000L   /* ... at least this per busy thread per CPU */
@@ -559,8 +562,10 @@ static void add_groups(struct rgroup__node *list, int parent, const struct ggrou
 	for (struct rgroup__node *n = list; n; n = n->next) {
 		for (size_t k = 1; k < nlast; k++) {
 			if (last[k].id == n->id) {
-				n->throttled_ns += last[k].paused_ns;
-				n->unthrottled += last[k].missed;
+				struct rgroup__gov_node *g = rgroup__node_priv(n);
+
+				g->throttled_ns += last[k].paused_ns;
+				g->unthrottled += last[k].missed;
 				break;
 			}
 		}
@@ -602,7 +607,7 @@ static int take_tree(void)
 	G(0) = (struct ggroup){ 0 };
 	gov.nnodes = 1;
 	gov.ng = 1;
-	add_groups(rgroup__tree(), 0, last.p, nlast);
+	add_groups(rgroup__core.top, 0, last.p, nlast);
 	rgroup__unlock();
 	gov.ngroup_nodes = gov.nnodes;
 	return 1;
@@ -938,11 +943,6 @@ static void gov_detach(void *priv)
 	gov_stop();
 }
 
-static int gov_moved(void *priv)
-{
-	return 0;
-}
-
 /* The tree changed: a new round, from the next poll, takes it in (the
  * core tracks members and weights; the governor reads the tree). */
 static void tree_changed(void)
@@ -964,7 +964,7 @@ static int start_governor(void)
 	r = rgroup__start_helper(gov_main);
 	if (r)
 		gov.state = G_NONE;
-	return -r;
+	return r;
 }
 
 static int gov_create(void *priv, struct rgroup__node *n)
@@ -973,7 +973,6 @@ static int gov_create(void *priv, struct rgroup__node *n)
 
 	if (r < 0)
 		return r;
-	n->bound = 1;
 	gov.ngroups++;
 	tree_changed();
 	return 0;
@@ -993,16 +992,8 @@ static int gov_set_nice(void *priv, struct rgroup__node *n, int nice)
 
 static int gov_destroy(void *priv, struct rgroup__node *n)
 {
-	if (n->bound) {
-		n->bound = 0;
-		if (--gov.ngroups == 0)
-			gov_stop();
-	}
-	return 0;
-}
-
-static int gov_evacuate(void *priv, const struct rgroup__node *n)
-{
+	if (--gov.ngroups == 0)
+		gov_stop();
 	return 0;
 }
 
@@ -1011,9 +1002,17 @@ static int gov_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 	return -ENOTSUP; /* the core adds up the threads' CPU clocks */
 }
 
-static int gov_group_of(void *priv, pid_t tid, char *name, size_t len)
+static int gov_group_of(void *priv, pid_t tid, struct rgroup__node **n)
 {
 	return 0; /* no kernel view: only tracked threads are in rgroups */
+}
+
+static void gov_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
+{
+	const struct rgroup__gov_node *g = rgroup__node_priv(n);
+
+	info->throttled_ns = g->throttled_ns;
+	info->unthrottled = g->unthrottled;
 }
 
 static void gov_fork_child(void *priv)
@@ -1037,27 +1036,21 @@ static void gov_fork_child(void *priv)
 	 * inherited), and it rebuilds the tree's shape from the core's. */
 }
 
-static int gov_place_self(void *priv, const struct rgroup__node *n)
-{
-	return 0;
-}
-
 const struct rgroup__backend rgroup__backend_governor = {
 	.name = "governor",
 	.priv = &gov,
+	.node_size = sizeof(struct rgroup__gov_node),
 	.probe = gov_probe,
 	.attach = gov_attach,
 	.detach = gov_detach,
-	.moved = gov_moved,
 	.create = gov_create,
 	.place = gov_place,
 	.set_nice = gov_set_nice,
 	.destroy = gov_destroy,
-	.evacuate = gov_evacuate,
 	.usage = gov_usage,
 	.group_of = gov_group_of,
+	.info = gov_info,
 	.deferred = gov_deferred,
 	.fork_child = gov_fork_child,
-	.place_self = gov_place_self,
 	.quiesce = gov_quiesce,
 };

@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cgroupfs.h"
 
 /*
  * Open path below dirfd with no symlink in any of its names, no mount
@@ -128,27 +128,9 @@ int rgroup__cg_write(int dirfd, const char *file, const char *val)
 
 int rgroup__cg_read_fd(int fd, char *buf, size_t len)
 {
-	size_t off = 0;
 	int f = rgroup__fault();
 
-	if (f < 0)
-		return f;
-	if (!len)
-		return -EINVAL;
-	for (;;) {
-		ssize_t r = pread(fd, buf + off, len - 1 - off, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		off += r;
-		if (off == len - 1)
-			return -EFBIG;
-	}
-	buf[off] = '\0';
-	return (int)off;
+	return f < 0 ? f : rgroup__read_fd(fd, buf, len);
 }
 
 int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len)
@@ -158,18 +140,6 @@ int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len)
 
 	if (fd < 0)
 		return fd;
-	r = rgroup__cg_read_fd(fd, buf, len);
-	close(fd);
-	return r;
-}
-
-int rgroup__read_path(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return -errno;
 	r = rgroup__cg_read_fd(fd, buf, len);
 	close(fd);
 	return r;
@@ -318,62 +288,22 @@ int rgroup__cg_gc(int sgroupfd)
 
 /* ---- The generic cgroup backend ------------------------------------- */
 
-int rgroup__why(char *why, size_t len, int err, const char *fmt, ...)
+int rgroup__cg_locate_self(const struct rgroup__cg *cg, struct rgroup__cgloc *loc,
+			   char *why, size_t wlen)
 {
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
-int rgroup__cg_locate(struct rgroup__cg *cg, char *dir, size_t dlen,
-		      char *cgpath, size_t plen, char *why, size_t wlen)
-{
-	/* mountinfo can be long on busy hosts; static is fine, the caller
-	 * holds the core lock or is a single-threaded probe. */
-	static char text[1 << 17];
-	struct rgroup__mount m;
-	const char *kind = cg->ctrl ? "cgroup v1 'cpu'" : "cgroup v2";
-	int r;
-
-	r = rgroup__read_path("/proc/self/mountinfo", text, sizeof(text));
-	if (r < 0)
-		return rgroup__why(why, wlen, r, "cannot read /proc/self/mountinfo: %s; mount /proc", strerror(-r));
-	r = rgroup__parse_mountinfo(text, cg->ctrl, &m);
-	if (r < 0)
-		return rgroup__why(why, wlen, -ENOTSUP, cg->ctrl ?
-			"no cgroup v1 hierarchy has the cpu controller mounted (it is on cgroup v2, or not mounted)" :
-			"no cgroup v2 hierarchy is mounted; mount cgroup2 on /sys/fs/cgroup");
-	if (m.ro)
-		return rgroup__why(why, wlen, -EROFS, "the %s hierarchy at %s is mounted read-only (a container?); ask for a writable, delegated cgroup", kind, m.point);
-	/* The process's sgroup is the main thread's group: the library never
-	 * puts the main thread into an rgroup. */
-	r = rgroup__read_path("/proc/self/cgroup", text, sizeof(text));
-	if (r < 0)
-		return rgroup__why(why, wlen, r, "cannot read /proc/self/cgroup: %s", strerror(-r));
-	r = rgroup__parse_proc_cgroup(text, cg->ctrl, cgpath, plen);
-	if (r < 0)
-		return rgroup__why(why, wlen, -ENOTSUP, "this process is in no %s group (/proc/self/cgroup has no such line)", kind);
-	r = rgroup__cgroup_dir(&m, cgpath, dir, dlen);
-	if (r < 0)
-		return rgroup__why(why, wlen, r, "the process's %s group %s is outside the mount at %s (another cgroup namespace?)", kind, cgpath, m.point);
-	return 0;
+	return rgroup__cg_locate(0, cg->ctrl, loc, why, wlen);
 }
 
 int rgroup__cg_attach(void *priv)
 {
 	struct rgroup__cg *cg = priv;
-	char dir[PATH_MAX], path[PATH_MAX];
+	struct rgroup__cgloc loc;
 	int r, fd = -1, place = -1, procs = -1;
 
-	r = rgroup__cg_locate(cg, dir, sizeof(dir), path, sizeof(path), NULL, 0);
+	r = rgroup__cg_locate_self(cg, &loc, NULL, 0);
 	if (r < 0)
 		return r;
-	fd = rgroup__cg_open_dir(dir);
+	fd = rgroup__cg_open_dir(loc.dir);
 	if (fd < 0)
 		return fd;
 	place = rgroup__cg_open(fd, cg->tidsfile, O_WRONLY);
@@ -388,10 +318,12 @@ int rgroup__cg_attach(void *priv)
 	}
 	/* Directories that killed rgroup processes left here (rule 3). */
 	rgroup__cg_gc(fd);
-	snprintf(cg->path, sizeof(cg->path), "%s", path);
+	snprintf(cg->path, sizeof(cg->path), "%s", loc.path);
 	cg->sgroupfd = fd;
 	cg->placefd = place;
 	cg->procsfd = procs;
+	cg->pid = getpid();
+	cg->starttime = rgroup__starttime(0);
 	return 0;
 fail:
 	if (place >= 0)
@@ -428,12 +360,32 @@ int rgroup__cg_moved(void *priv)
 	return strcmp(path, cg->path) != 0;
 }
 
+/*
+ * A group's path below the sgroup is its ancestors' names and its own,
+ * built when a file is opened rather than kept: nodes stay small, and
+ * opens are rare (descriptors are cached).
+ */
 int rgroup__cg_file(const struct rgroup__node *n, const char *file, char *buf,
 		    size_t len)
 {
-	int r = n ? snprintf(buf, len, "%s/%s", n->path, file)
-		  : snprintf(buf, len, "%s", file);
-	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+	size_t flen = strlen(file), end = len;
+
+	if (flen + 1 > end)
+		return -ENAMETOOLONG;
+	end -= flen + 1;
+	memcpy(buf + end, file, flen + 1);
+	for (; n; n = n->parent) {
+		const char *name = rgroup__cg_node(n)->name;
+		size_t k = strlen(name);
+
+		if (k + 1 > end)
+			return -ENAMETOOLONG;
+		buf[--end] = '/';
+		end -= k;
+		memcpy(buf + end, name, k);
+	}
+	memmove(buf, buf + end, len - end);
+	return 0;
 }
 
 int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
@@ -464,33 +416,54 @@ int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
 
 static void close_node(struct rgroup__cg *cg, struct rgroup__node *n)
 {
-	if (n->placefd >= 0) {
-		close(n->placefd);
+	struct rgroup__cg_node *c = rgroup__cg_node(n);
+
+	if (c->placefd >= 0) {
+		close(c->placefd);
 		__atomic_sub_fetch(&cg->ncached, 1, __ATOMIC_RELAXED);
 	}
-	if (n->weightfd >= 0) {
-		close(n->weightfd);
+	if (c->weightfd >= 0) {
+		close(c->weightfd);
 		__atomic_sub_fetch(&cg->ncached, 1, __ATOMIC_RELAXED);
 	}
-	n->placefd = n->weightfd = -1;
-	n->bound = 0;
+	c->placefd = c->weightfd = -1;
 }
 
+/* The directory is named after the process and the node's id when it is
+ * first made; a spare reused under a new id keeps its name. */
 int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n)
 {
-	int r = rgroup__cg_mkdir(cg->sgroupfd, n->path);
+	struct rgroup__cg_node *c = rgroup__cg_node(n);
+	char path[PATH_MAX];
+	int r;
+
+	c->placefd = c->weightfd = -1;
+	r = rgroup__format_dirname(c->name, sizeof(c->name), cg->pid, cg->starttime, n->id);
+	if (r == 0)
+		r = rgroup__cg_file(n, "", path, sizeof(path));
+	if (r == 0 && strlen(path) >= PATH_MAX - 32)
+		r = -ENAMETOOLONG;   /* room for its files' names */
+	if (r < 0)
+		return r;
+	path[strlen(path) - 1] = '\0';   /* the trailing '/' */
+	return rgroup__cg_mkdir(cg->sgroupfd, path);
+}
+
+static int rmdir_node(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	char path[PATH_MAX];
+	int r = rgroup__cg_file(n, "", path, sizeof(path));
 
 	if (r < 0)
 		return r;
-	n->bound = 1;
-	n->placefd = n->weightfd = -1;
-	return 0;
+	path[strlen(path) - 1] = '\0';
+	return rgroup__cg_rmdir(cg->sgroupfd, path);
 }
 
 void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n)
 {
 	close_node(cg, n);
-	rgroup__cg_rmdir(cg->sgroupfd, n->path);
+	rmdir_node(cg, n);
 }
 
 int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid)
@@ -501,17 +474,14 @@ int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid)
 	if (!n)
 		return rgroup__cg_write_int(cg->placefd, tid);
 	snprintf(buf, sizeof(buf), "%d", (int)tid);
-	return rgroup__cg_node_write(cg, n, &n->placefd, cg->tidsfile, buf);
+	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->placefd, cg->tidsfile, buf);
 }
 
 int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
-	int r;
+	int r = rmdir_node(cg, n);
 
-	if (!n->bound)
-		return 0;
-	r = rgroup__cg_rmdir(cg->sgroupfd, n->path);
 	/* ENOENT/ENODEV: the admin removed it already; it is gone either way. */
 	if (r < 0 && r != -ENOENT && r != -ENODEV)
 		return r;
@@ -533,6 +503,11 @@ int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n)
 	return rgroup__cg_move_all(cg->sgroupfd, path, cg->placefd);
 }
 
+void rgroup__cg_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
+{
+	snprintf(info->name, sizeof(info->name), "%s", rgroup__cg_node(n)->name);
+}
+
 /* Async-signal-safe decimal formatting (snprintf is not on the list). */
 static void fmt_int(char *buf, long v)
 {
@@ -551,6 +526,19 @@ static void fmt_int(char *buf, long v)
 	buf[j] = '\0';
 }
 
+/* In a fork child: the directories are the parent's, never removed here;
+ * only their descriptors are closed. */
+static void forget_node(struct rgroup__node *n, void *arg)
+{
+	struct rgroup__cg_node *c = rgroup__cg_node(n);
+
+	if (c->placefd >= 0)
+		close(c->placefd);
+	if (c->weightfd >= 0)
+		close(c->weightfd);
+	c->placefd = c->weightfd = -1;
+}
+
 void rgroup__cg_fork_child(void *priv)
 {
 	struct rgroup__cg *cg = priv;
@@ -562,14 +550,15 @@ void rgroup__cg_fork_child(void *priv)
 		(void)!pwrite(cg->procsfd, buf, strlen(buf), 0);
 	}
 	rgroup__cg_detach(cg);
-	cg->ncached = 0; /* the core closes the nodes' descriptors */
+	rgroup__for_each_node(forget_node, NULL);
+	cg->ncached = 0;
 }
 
 int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
 	char buf[24];
-	int fd = n ? n->placefd : cg->placefd;
+	int fd = n ? rgroup__cg_node(n)->placefd : cg->placefd;
 
 	if (fd < 0)
 		return -EBADF;
@@ -579,9 +568,20 @@ int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)
 	return 0;
 }
 
-int rgroup__cg_group_of(void *priv, pid_t tid, char *name, size_t len)
+static int match_name(struct rgroup__node *n, void *arg)
+{
+	struct { const char *name; struct rgroup__node *found; } *q = arg;
+
+	if (strcmp(rgroup__cg_node(n)->name, q->name) != 0)
+		return 0;
+	q->found = n;
+	return 1;
+}
+
+int rgroup__cg_group_of(void *priv, pid_t tid, struct rgroup__node **out)
 {
 	struct rgroup__cg *cg = priv;
+	struct { const char *name; struct rgroup__node *found; } q = { NULL, NULL };
 	char file[64], text[8192], path[PATH_MAX];
 	size_t plen = strlen(cg->path);
 	const char *rest, *last;
@@ -604,8 +604,10 @@ int rgroup__cg_group_of(void *priv, pid_t tid, char *name, size_t len)
 	last = strrchr(rest, '/');
 	if (!last || !last[1])
 		return 0;
-	if (strlen(last + 1) >= len)
-		return -ENAMETOOLONG;
-	strcpy(name, last + 1);
+	q.name = last + 1;
+	rgroup__walk_pre(rgroup__core.top, match_name, &q);
+	if (!q.found)
+		return 0;
+	*out = q.found;
 	return 1;
 }

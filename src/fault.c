@@ -3,7 +3,7 @@
  * fault.c - fault injection for the test variant of the library (never in
  * the installed one): the Nth call of rgroup__fault() returns -err.
  */
-#include "internal.h"
+#include "fault.h"
 
 static long countdown = -1;
 static int error;

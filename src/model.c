@@ -14,6 +14,11 @@
  * which only costs a round, but equal cases then print as 0.99999. */
 #define MODEL_EPS 1e-12
 
+/* The library's copy (governor-model.c) takes only the solver: the rest
+ * builds and prints models for tests, the demo and the benchmarks, and a
+ * library never prints. */
+#ifndef RGROUP_MODEL_SOLVER_ONLY
+
 void model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -45,6 +50,8 @@ int model_add(struct model *m, int parent, double weight, double demand)
  * settling them together is exact), and the last round gives the rest
  * their proportional part. At most one round per child.
  */
+#endif /* RGROUP_MODEL_SOLVER_ONLY */
+
 static void distribute(struct model_node *nodes, int first, double capacity)
 {
 	const double total = capacity;
@@ -163,6 +170,7 @@ int model_solve(struct model_node *nodes, int n, double capacity)
 	return 0;
 }
 
+#ifndef RGROUP_MODEL_SOLVER_ONLY
 int model_run(struct model *m, double capacity)
 {
 	return model_solve(m->nodes, m->n, capacity);
@@ -198,3 +206,4 @@ void model_print(const struct model *m, FILE *f)
 {
 	print_subtree(m, f, -1, 0);
 }
+#endif /* RGROUP_MODEL_SOLVER_ONLY */

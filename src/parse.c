@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * parse.c - pure parsers of the kernel's text files.
+ * parse.c - pure parsers of the kernel's text files (parse.h).
  *
  * No I/O, no allocation, no global state. Every function takes
  * NUL-terminated text, never reads past the NUL, and writes its outputs
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "parse.h"
 
 static bool is_digit(char c)
 {
@@ -40,7 +40,7 @@ static const char *next_line(const char *e)
  * and wrap it). Sets *end past the digits. -EINVAL without a digit,
  * -ERANGE on overflow; *v and *end untouched on failure.
  */
-static int parse_u64(const char *s, const char **end, uint64_t *v)
+int rgroup__parse_u64(const char *s, const char **end, uint64_t *v)
 {
 	uint64_t x = 0;
 	const char *p;
@@ -86,7 +86,7 @@ static bool range_has_token(const char *s, const char *e, const char *tok,
 	return false;
 }
 
-static bool range_eq(const char *s, const char *e, const char *str)
+bool rgroup__range_eq(const char *s, const char *e, const char *str)
 {
 	size_t n = strlen(str);
 
@@ -134,7 +134,7 @@ int rgroup__parse_proc_cgroup(const char *text, const char *ctrl,
 		if (ctrl)
 			match = range_has_token(c1 + 1, c2, ctrl, strlen(ctrl), ",");
 		else
-			match = range_eq(p, c1, "0") && c2 == c1 + 1;
+			match = rgroup__range_eq(p, c1, "0") && c2 == c1 + 1;
 		if (!match)
 			continue;
 
@@ -212,7 +212,7 @@ static bool mi_split(const char *p, const char *e, struct mi_line *l)
 			l->f[field] = s;
 			l->fe[field] = t;
 		} else if (after < 0) {
-			if (range_eq(s, t, "-"))
+			if (rgroup__range_eq(s, t, "-"))
 				after = 0;
 		} else {
 			if (after == 0) {
@@ -239,30 +239,18 @@ static bool mi_split(const char *p, const char *e, struct mi_line *l)
 	return true;
 }
 
-/*
- * /proc/self/mountinfo: the first mount of fstype "cgroup" whose super
- * options hold ctrl as a whole comma-separated token (a v1 hierarchy; a
- * named one is "name=systemd"), or with ctrl NULL the first "cgroup2".
- * Fills m with the mount point and root (octal escapes decoded) and
- * whether the mount itself is read-only (the per-mount options, field 6:
- * a bind mount may be ro on a rw superblock, and that is what writes hit).
- *
- * Malformed lines are skipped (see rgroup__parse_proc_cgroup for why);
- * returns 0, -ENOENT, -EINVAL if nothing matched and some line was
- * malformed, or -ENAMETOOLONG for a matching path longer than PATH_MAX.
- */
-int rgroup__parse_mountinfo(const char *text, const char *ctrl,
-			    struct rgroup__mount *m)
+int rgroup__parse_mountinfo_next(const char **pos, const char *ctrl,
+				 struct rgroup__mount *m)
 {
 	bool malformed = false;
 	const char *p, *e;
 
-	if (!text || !m)
+	if (!pos || !*pos || !m)
 		return -EINVAL;
 	if (ctrl && (!*ctrl || strpbrk(ctrl, ", \t\n")))
 		return -EINVAL;
 
-	for (p = text; *p; p = next_line(e)) {
+	for (p = *pos; *p; p = next_line(e)) {
 		struct rgroup__mount tmp;
 		struct mi_line l;
 		bool match;
@@ -276,11 +264,11 @@ int rgroup__parse_mountinfo(const char *text, const char *ctrl,
 			continue;
 		}
 		if (ctrl)
-			match = range_eq(l.fstype, l.fstype_e, "cgroup") &&
+			match = rgroup__range_eq(l.fstype, l.fstype_e, "cgroup") &&
 				range_has_token(l.super, l.super_e, ctrl,
 						strlen(ctrl), ",");
 		else
-			match = range_eq(l.fstype, l.fstype_e, "cgroup2");
+			match = rgroup__range_eq(l.fstype, l.fstype_e, "cgroup2");
 		if (!match)
 			continue;
 
@@ -289,17 +277,42 @@ int rgroup__parse_mountinfo(const char *text, const char *ctrl,
 			r = unescape(l.f[4], l.fe[4], tmp.point, sizeof(tmp.point));
 		if (r == -ENAMETOOLONG)
 			return r;
-		if (r < 0) {
+		if (r < 0 || (size_t)(l.fe[2] - l.f[2]) >= sizeof(tmp.dev)) {
 			malformed = true;
 			continue;
 		}
 		tmp.ro = range_has_token(l.f[5], l.fe[5], "ro", 2, ",");
 		memcpy(m->point, tmp.point, strlen(tmp.point) + 1);
 		memcpy(m->root, tmp.root, strlen(tmp.root) + 1);
+		memcpy(m->dev, l.f[2], (size_t)(l.fe[2] - l.f[2]));
+		m->dev[l.fe[2] - l.f[2]] = '\0';
 		m->ro = tmp.ro;
+		*pos = next_line(e);
 		return 0;
 	}
+	*pos = p;
 	return malformed ? -EINVAL : -ENOENT;
+}
+
+/*
+ * /proc/self/mountinfo: the first mount of fstype "cgroup" whose super
+ * options hold ctrl as a whole comma-separated token (a v1 hierarchy; a
+ * named one is "name=systemd"), or with ctrl NULL the first "cgroup2".
+ * Fills m with the mount point and root (octal escapes decoded), its
+ * device and whether the mount itself is read-only (the per-mount
+ * options, field 6: a bind mount may be ro on a rw superblock, and that is
+ * what writes hit).
+ *
+ * Malformed lines are skipped (see rgroup__parse_proc_cgroup for why);
+ * returns 0, -ENOENT, -EINVAL if nothing matched and some line was
+ * malformed, or -ENAMETOOLONG for a matching path longer than PATH_MAX.
+ */
+int rgroup__parse_mountinfo(const char *text, const char *ctrl,
+			    struct rgroup__mount *m)
+{
+	const char *pos = text;
+
+	return rgroup__parse_mountinfo_next(&pos, ctrl, m);
 }
 
 /*
@@ -428,7 +441,7 @@ int rgroup__parse_keyed(const char *text, const char *key, uint64_t *val)
 			x = UINT64_MAX;
 			v += 3;
 		} else {
-			int r = parse_u64(v, &v, &x);
+			int r = rgroup__parse_u64(v, &v, &x);
 
 			if (r < 0)
 				return r;
@@ -479,7 +492,7 @@ int rgroup__parse_cgtype(const char *text)
 	while (n > 0 && text[n - 1] == '\n')
 		n--;
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (range_eq(text, text + n, types[i].name))
+		if (rgroup__range_eq(text, text + n, types[i].name))
 			return (int)types[i].type;
 	return -EINVAL;
 }
@@ -501,7 +514,7 @@ int rgroup__parse_tids(const char *text, pid_t *tids, size_t max)
 
 		for (const char *p = text; *p;) {
 			uint64_t v;
-			int r = parse_u64(p, &p, &v);
+			int r = rgroup__parse_u64(p, &p, &v);
 
 			if (r < 0)
 				return r;
@@ -558,7 +571,7 @@ int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
 	}
 	if (*p != ' ')
 		return -EINVAL;
-	r = parse_u64(p + 1, &p, &v);
+	r = rgroup__parse_u64(p + 1, &p, &v);
 	if (r < 0)
 		return r;
 	if (*p && *p != ' ' && *p != '\n')
@@ -567,12 +580,7 @@ int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
 	return 0;
 }
 
-/* A name of pid's from fmt into out[len], whole or not at all: 0, -EINVAL
- * (pid not positive), -ENAMETOOLONG. */
-static int format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
+int rgroup__format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
 {
 	char buf[64];
 	va_list ap;
@@ -601,7 +609,7 @@ static int format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
 int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,
 			   uint64_t id)
 {
-	return format_name(out, len, pid, "rgroup-%d-%" PRIu64 "-%" PRIu64, (int)pid,
+	return rgroup__format_name(out, len, pid, "rgroup-%d-%" PRIu64 "-%" PRIu64, (int)pid,
 			   start, id);
 }
 
@@ -610,12 +618,10 @@ static int parse_canonical(const char *s, const char **end, uint64_t *v)
 {
 	if (s[0] == '0' && is_digit(s[1]))
 		return -EINVAL;
-	return parse_u64(s, end, v);
+	return rgroup__parse_u64(s, end, v);
 }
 
-/* "rgroup-<pid>-<starttime>", the start of every name that names its owner:
- * 0 and *rest after it; outputs untouched on failure. */
-static int parse_owner(const char *name, const char **rest, pid_t *pid,
+int rgroup__parse_owner(const char *name, const char **rest, pid_t *pid,
 		       uint64_t *start)
 {
 	uint64_t v[2];
@@ -657,7 +663,7 @@ int rgroup__parse_dirname(const char *name, pid_t *pid, uint64_t *start,
 
 	if (!name || !pid || !start || !id)
 		return -EINVAL;
-	if ((r = parse_owner(name, &p, &owner, &t)) < 0)
+	if ((r = rgroup__parse_owner(name, &p, &owner, &t)) < 0)
 		return r;
 	if (*p++ != '-' || (r = parse_canonical(p, &p, &v)) < 0)
 		return r < 0 ? r : -EINVAL;
@@ -669,246 +675,3 @@ int rgroup__parse_dirname(const char *name, pid_t *pid, uint64_t *start,
 	return 0;
 }
 
-/* ---- Governor state files (publish.c writes them, the rgroup tool reads) -- */
-
-/*
- * "rgroup-<pid>-<starttime>.state", and with ".tmp" appended the name
- * publish.c writes before renaming it into place. pid and start time name
- * the owner as in directory names, so a reused pid never inherits a file.
- */
-int rgroup__format_statename(char *out, size_t len, pid_t pid, uint64_t start,
-			     int tmp)
-{
-	return format_name(out, len, pid, "rgroup-%d-%" PRIu64 ".state%s", (int)pid,
-			   start, tmp ? ".tmp" : "");
-}
-
-/* The inverse, as strict as rgroup__parse_dirname (`rgroup gc` removes
- * only what this accepts). *tmp: 1 for the temporary name. */
-int rgroup__parse_statename(const char *name, pid_t *pid, uint64_t *start,
-			    int *tmp)
-{
-	const char *p;
-	pid_t owner;
-	uint64_t t;
-	int r;
-
-	if (!name || !pid || !start || !tmp)
-		return -EINVAL;
-	if ((r = parse_owner(name, &p, &owner, &t)) < 0)
-		return r;
-	if (strcmp(p, ".state") != 0 && strcmp(p, ".state.tmp") != 0)
-		return -EINVAL;
-	*pid = owner;
-	*start = t;
-	*tmp = p[6] != '\0';
-	return 0;
-}
-
-int rgroup__format_state_head(char *out, size_t len, const struct rgroup__state *h)
-{
-	int n = snprintf(out, len, "rgroup-state %u pid=%d starttime=%" PRIu64
-			 " backend=%s realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 "\n",
-			 RGROUP__STATE_VERSION, (int)h->pid, h->starttime, h->backend,
-			 h->realtime_ns, h->monotonic_ns);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : n;
-}
-
-int rgroup__format_state_group(char *out, size_t len,
-			       const struct rgroup__state_group *g)
-{
-	int n = snprintf(out, len, "group id=%" PRIu64 " parent=%" PRIu64
-			 " depth=%u nice=%d weight=%u usage_ns=%" PRIu64
-			 " dead_ns=%" PRIu64 " throttled_ns=%" PRIu64 " tids=",
-			 g->id, g->parent, g->depth, g->nice, g->weight,
-			 g->usage_ns, g->dead_ns, g->throttled_ns);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : n;
-}
-
-/* The value of " key=" in the line s..e (the first word is the line's
- * kind, never a key), or NULL; *vend is where the value ends. */
-static const char *state_value(const char *s, const char *e, const char *key,
-			       const char **vend)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = s; p < e; p++) {
-		if (*p != ' ' || (size_t)(e - p - 1) <= klen ||
-		    strncmp(p + 1, key, klen) != 0 || p[1 + klen] != '=')
-			continue;
-		p += klen + 2;
-		for (*vend = p; *vend < e && **vend != ' '; (*vend)++)
-			;
-		return p;
-	}
-	return NULL;
-}
-
-/* An unsigned key: -ENOENT when absent and not required (*v stays). */
-static int state_u64(const char *s, const char *e, const char *key, int required,
-		     uint64_t *v)
-{
-	const char *end, *p = state_value(s, e, key, &end);
-	uint64_t x;
-	int r;
-
-	if (!p)
-		return required ? -EINVAL : -ENOENT;
-	if ((r = parse_u64(p, &p, &x)) < 0)
-		return r;
-	if (p != end)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
-static int state_uint(const char *s, const char *e, const char *key, uint64_t max,
-		      unsigned int *v)
-{
-	uint64_t x;
-	int r = state_u64(s, e, key, 1, &x);
-
-	if (r < 0)
-		return r;
-	if (x > max)
-		return -ERANGE;
-	*v = (unsigned int)x;
-	return 0;
-}
-
-static int parse_state_head(const char *s, const char *e, struct rgroup__state *h)
-{
-	static const char magic[] = "rgroup-state ";
-	const char *p = s + sizeof(magic) - 1, *b, *bend;
-	struct rgroup__state out = { 0 };
-	unsigned int pid;
-	uint64_t v;
-	int r;
-
-	if ((size_t)(e - s) < sizeof(magic) || strncmp(s, magic, sizeof(magic) - 1) != 0)
-		return -EINVAL;
-	if ((r = parse_u64(p, &p, &v)) < 0 || (*p != ' ' && p != e))
-		return r < 0 ? r : -EINVAL;
-	if (v != RGROUP__STATE_VERSION)
-		return -ENOTSUP;   /* a newer writer: its lines may mean more */
-	out.version = (unsigned int)v;
-	if ((r = state_uint(s, e, "pid", INT_MAX, &pid)) < 0 ||
-	    (r = state_u64(s, e, "starttime", 1, &out.starttime)) < 0)
-		return r;
-	if (pid == 0 || !(b = state_value(s, e, "backend", &bend)) || b == bend ||
-	    (size_t)(bend - b) >= sizeof(out.backend))
-		return -EINVAL;
-	memcpy(out.backend, b, (size_t)(bend - b));
-	out.pid = (pid_t)pid;
-	if ((r = state_u64(s, e, "realtime_ns", 0, &out.realtime_ns)) < 0 && r != -ENOENT)
-		return r;
-	if ((r = state_u64(s, e, "monotonic_ns", 0, &out.monotonic_ns)) < 0 && r != -ENOENT)
-		return r;
-	*h = out;
-	return 0;
-}
-
-/* "tids=1,2,3" (or empty): count, the first max of them into tids. */
-static int parse_state_tids(const char *s, const char *e, pid_t *tids, size_t max)
-{
-	const char *end, *p = state_value(s, e, "tids", &end);
-	size_t n = 0;
-	uint64_t v;
-	int r;
-
-	if (!p)
-		return 0;
-	while (p < end) {
-		if ((r = parse_u64(p, &p, &v)) < 0)
-			return r;
-		if (v == 0 || v > INT_MAX || n >= INT_MAX)
-			return v == 0 ? -EINVAL : -ERANGE;
-		if (p < end && *p++ != ',')
-			return -EINVAL;
-		if (p == end && p[-1] == ',')
-			return -EINVAL;
-		if (n < max)
-			tids[n] = (pid_t)v;
-		n++;
-	}
-	return (int)n;
-}
-
-static int parse_state_group(const char *s, const char *e,
-			     struct rgroup__state_group *g, pid_t *tids, size_t max)
-{
-	struct rgroup__state_group out = { 0 };
-	const char *p, *end;
-	uint64_t mag;
-	int r, neg;
-
-	if ((r = state_u64(s, e, "id", 1, &out.id)) < 0 ||
-	    (r = state_u64(s, e, "parent", 1, &out.parent)) < 0 ||
-	    (r = state_uint(s, e, "depth", RGROUP__MAX_DEPTH, &out.depth)) < 0 ||
-	    (r = state_uint(s, e, "weight", UINT_MAX, &out.weight)) < 0)
-		return r;
-	if (!(p = state_value(s, e, "nice", &end)))
-		return -EINVAL;
-	neg = *p == '-';
-	if ((r = parse_u64(p + neg, &p, &mag)) < 0)
-		return r;
-	if (p != end || mag > 20 || (!neg && mag > 19))
-		return -EINVAL;
-	out.nice = neg ? -(int)mag : (int)mag;
-	if (out.id == 0 || out.depth == 0 || (out.parent == 0) != (out.depth == 1))
-		return -EINVAL;
-	if (((r = state_u64(s, e, "usage_ns", 0, &out.usage_ns)) < 0 && r != -ENOENT) ||
-	    ((r = state_u64(s, e, "dead_ns", 0, &out.dead_ns)) < 0 && r != -ENOENT) ||
-	    ((r = state_u64(s, e, "throttled_ns", 0, &out.throttled_ns)) < 0 && r != -ENOENT))
-		return r;
-	if ((r = parse_state_tids(s, e, tids, max)) < 0)
-		return r;
-	out.ntids = (unsigned int)r;
-	*g = out;
-	return 0;
-}
-
-/*
- * A whole state file: the header into *h, each group line to fn (its tids,
- * at most max, in tids), in the file's order. The last line must be "end"
- * or "truncated" (h->truncated): a file without it is not one the writer
- * finished. Lines of other kinds are skipped (later versions may add
- * some). Returns 0, what fn returned if not 0, -EINVAL, -ERANGE, or
- * -ENOTSUP for another format version.
- */
-int rgroup__parse_state(const char *text, struct rgroup__state *h, pid_t *tids,
-			size_t max, int (*fn)(void *arg, const struct rgroup__state_group *g),
-			void *arg)
-{
-	struct rgroup__state head;
-	const char *s, *e;
-	int r;
-
-	if (!text || !h || !fn || (!tids && max))
-		return -EINVAL;
-	e = strchr(text, '\n');
-	if (!e || (r = parse_state_head(text, e, &head)) < 0)
-		return e ? r : -EINVAL;
-	for (s = e + 1; *s; s = e + 1) {
-		struct rgroup__state_group g;
-
-		if (!(e = strchr(s, '\n')))
-			return -EINVAL;
-		if (range_eq(s, e, "end") || range_eq(s, e, "truncated")) {
-			if (e[1])
-				return -EINVAL;
-			head.truncated = range_eq(s, e, "truncated");
-			*h = head;
-			return 0;
-		}
-		if (strncmp(s, "group ", 6) != 0)
-			continue;
-		if ((r = parse_state_group(s, e, &g, tids, max)) < 0)
-			return r;
-		if ((r = fn(arg, &g)) != 0)
-			return r;
-	}
-	return -EINVAL;
-}

@@ -10,7 +10,7 @@
  */
 #include <stdint.h>
 
-#include "internal.h"
+#include "weight.h"
 
 static const unsigned int prio_to_weight[RGROUP__NICE_MAX - RGROUP__NICE_MIN + 1] = {
 	/* -20 */ 88761, 71755, 56483, 46273, 36291,
@@ -55,9 +55,4 @@ unsigned int rgroup__weight_to_cgroup2(unsigned int weight)
 	if (w > 10000)
 		return 10000;
 	return (unsigned int)w;
-}
-
-RGROUP__EXPORT unsigned int rgroup_nice_to_weight(int nice)
-{
-	return rgroup__nice_to_weight(nice);
 }

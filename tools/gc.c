@@ -41,7 +41,9 @@
 
 #include <rgroup.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "locate.h"
+#include "parse.h"
 #include "tool.h"
 
 static const char gc_usage[] =

@@ -19,7 +19,9 @@
 
 #include <rgroup.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "locate.h"
+#include "parse.h"
 #include "model.h"
 #include "view.h"
 

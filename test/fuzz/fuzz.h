@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "parse.h"
+#include "weight.h"
 
 static inline char *fuzz_text(const uint8_t *data, size_t size)
 {

@@ -28,7 +28,10 @@
 #include <time.h>
 
 #include "check.h"
-#include "internal.h"
+#include "governor-state.h"
+#include "locate.h"
+#include "parse.h"
+#include "weight.h"
 #include "rgroup.h"
 
 #define RGT_MAX_SG 4

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "backend.h"
 #include "sgroup.h"
 
 static char sg[PATH_MAX];

@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 
+#include "fault.h"
 #include "sgroup.h"
 
 static char sg[PATH_MAX];

@@ -18,7 +18,8 @@
 
 #include <rgroup.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "parse.h"
 
 static void *spin(void *arg)
 {

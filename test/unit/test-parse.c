@@ -20,7 +20,8 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "parse.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define POISON "\x7f-untouched-\x7f"

@@ -10,7 +10,8 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "rgroup.h"
+#include "weight.h"
 
 /* The kernel's sched_prio_to_weight[], nice -20..19, typed in again on
  * purpose: a typo in weight.c must not be copied into its own test. */

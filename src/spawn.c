@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec.c - the exec family, so that a program started by exec begins in the
- * process's sgroup (rule 7), also when a thread inside an rgroup calls exec
- * directly without a fork first.
+ * spawn.c - rule 7: a child process and a program started by exec begin in
+ * the process's sgroup, never inside an rgroup. Here are the fork handlers,
+ * the exec family (also when a thread inside an rgroup calls exec directly
+ * without a fork first), and posix_spawn, system and popen.
  *
  * The kernel keeps an exec'ing thread in its cgroup, and there is no hook
  * for a library to run at exec. So librgroup defines the exec functions
@@ -26,18 +27,130 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "backend.h"
 
 extern char **environ;
+
+static struct rgroup__core *const st = &rgroup__core;
+
+/* ---- fork ------------------------------------------------------------- */
+
+void rgroup__fork_prepare(void)
+{
+	rgroup__lock();
+}
+
+void rgroup__fork_parent(void)
+{
+	rgroup__unlock();
+}
+
+static void free_list(struct rgroup__node *list)
+{
+	for (struct rgroup__node *n = list, *next; n; n = next) {
+		next = n->next;
+		free_list(n->children);
+		free_list(n->spares);
+		rgroup__node_free(n);
+	}
+}
+
+void rgroup__drop_stale(void)
+{
+	/* A fork child frees its copy of the parent's tree at its first
+	 * group, not earlier: a child that only asks or execs never calls the
+	 * allocator, which is not safe in every fork child (sanitizers). */
+	if (!st->stale_top && !st->stale_spares && !st->stale_slots[0] && !st->stale_slots[1])
+		return;
+	free_list(st->stale_top);
+	free_list(st->stale_spares);
+	free(st->stale_slots[0]);
+	free(st->stale_slots[1]);
+	st->stale_top = st->stale_spares = NULL;
+	st->stale_slots[0] = st->stale_slots[1] = NULL;
+}
+
+/*
+ * The child begins in the sgroup with an empty tree. This runs in the
+ * child of a multi-threaded process, so it only lets go of the backend's
+ * resources and resets state; the parent's tree is freed when the child
+ * makes its first group. The lock, taken in rgroup__fork_prepare() by this
+ * very thread, is released, not re-initialised.
+ */
+void rgroup__fork_child(void)
+{
+	if (st->be && st->be->fork_child)
+		st->be->fork_child(st->be->priv);
+	st->stale_top = st->top;
+	st->stale_spares = st->top_spares;
+	st->stale_slots[0] = st->ids.slot;
+	st->stale_slots[1] = st->tids.slot;
+	st->ids = st->tids = (struct rgroup__htab){ 0 };
+	st->top = NULL;
+	st->top_spares = NULL;
+	st->nspares = 0;
+	st->ngroups = 0;
+	st->attached = 0;
+	st->keeper_running = 0;
+	st->keeper_tid = 0;
+	st->reap_wanted = 0;
+	st->pid = getpid();
+	rgroup__self.node = NULL;
+	rgroup__self.known = 1;
+	rgroup__self.tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_init(&st->cond, NULL);
+	rgroup__unlock();
+}
+
+/* ---- exec --------------------------------------------------------------- */
+
+/*
+ * exec replaces the process: the new program starts in the sgroup and our
+ * groups must not outlive the old image. So before an exec every group is
+ * emptied into the sgroup and removed; the lock stays held so nobody makes
+ * another, and if the exec fails the tree is rebuilt as it was. (A
+ * self-managed kernel does this at exec itself.) In a vfork child (another
+ * process sharing our memory) only the child itself moves: it must not
+ * touch the parent's tree or lock.
+ */
+static void exec_prepare(void)
+{
+	if (!st->be || st->be->self_managed)
+		return;
+	if ((pid_t)syscall(SYS_getpid) != st->pid) {
+		if (rgroup__self.node && st->attached && st->be->place_self)
+			st->be->place_self(st->be->priv, NULL);
+		return;
+	}
+	rgroup__lock();
+	if ((st->ngroups || rgroup__any_spares()) && st->attached) {
+		rgroup__unbind_all(1);
+		st->dismantled = 1;
+	}
+	if (st->be->quiesce)
+		st->be->quiesce(st->be->priv);
+}
+
+static void exec_failed(void)
+{
+	if (!st->be || st->be->self_managed || (pid_t)syscall(SYS_getpid) != st->pid)
+		return;
+	if (st->dismantled) {
+		rgroup__bind_all();
+		st->dismantled = 0;
+		pthread_cond_signal(&st->cond);
+	}
+	rgroup__unlock();
+}
 
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
 	int e;
 
-	rgroup__exec_prepare();
+	exec_prepare();
 	syscall(SYS_execve, path, argv, envp);
 	e = errno;
-	rgroup__exec_failed();
+	exec_failed();
 	errno = e;
 	return -1;
 }
@@ -56,10 +169,10 @@ RGROUP__EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int e;
 
-	rgroup__exec_prepare();
+	exec_prepare();
 	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
 	e = errno;
-	rgroup__exec_failed();
+	exec_failed();
 	errno = e;
 	return -1;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * publish.c - the governor's state file: the process's rgroup tree where
- * `rgroup tree` and `rgroup top` can read it (format: internal.h, rgroup(7)).
+ * governor-publish.c - the governor's state file: the process's rgroup
+ * tree where `rgroup tree` and `rgroup top` can read it (format:
+ * governor-state.h, rgroup(7)).
  *
  * The governor thread calls rgroup__publish() while other threads of the
  * process may be stopped anywhere, inside malloc or holding a stdio lock.
@@ -29,7 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "governor-state.h"
+#include "locate.h"
+#include "tree.h"
+#include "weight.h"
 
 #define NAME_MAX_LEN 64
 /* Room kept for the last line in any case. */
@@ -59,7 +63,7 @@ static int make_names(void)
 
 	if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) == pid)
 		return 0;
-	start = rgroup__self_starttime();
+	start = rgroup__starttime(0);
 	if (!start)
 		return -EIO;
 	if ((r = rgroup__format_statename(name, sizeof(name), pid, start, 0)) < 0)
@@ -91,7 +95,7 @@ static int put_group(const struct rgroup__node *n, size_t *off, size_t end)
 		.nice = n->nice,
 		.usage_ns = rgroup__node_usage(n),
 		.dead_ns = n->usage_dead_ns,
-		.throttled_ns = n->throttled_ns,
+		.throttled_ns = ((const struct rgroup__gov_node *)rgroup__node_priv(n))->throttled_ns,
 	};
 	size_t o = *off;
 	int r = rgroup__format_state_group(buf + o, end - o, &g);
@@ -149,7 +153,7 @@ static int format_state(const char *backend)
 	off = (size_t)r;
 	if ((r = rgroup__trylock()) != 0)
 		return -r;
-	n = put_tree(rgroup__tree(), &off, end);
+	n = put_tree(rgroup__core.top, &off, end);
 	rgroup__unlock();
 	if (n == 0)
 		return 0;

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * birth.c - rgroup_thread_create(): a thread is born into its group
+ * (rule 1), a new one with RGROUP_NEW or its creator's without.
+ *
+ * The backend decides how a thread gets into its group (backend.h,
+ * birth()): where the kernel can put it there at clone time (the native
+ * backend), it does; otherwise the new thread places itself before it
+ * runs any of the caller's code, and with RGROUP_NEW the creator waits for
+ * that, so that an error can still be returned and no thread has run.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "fault.h"
+
+#define HANDOFF_SPIN_NS 50000 /* the creator spins this long, then sleeps */
+
+static struct rgroup__core *const st = &rgroup__core;
+
+/*
+ * What a new thread needs to start. When the creator waits (the default
+ * birth with RGROUP_NEW), the record lives on its stack; otherwise on the
+ * heap, and the thread frees it.
+ */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	struct rgroup__node *node;
+	int place;      /* the thread moves itself into node */
+	int wait;       /* the creator waits for the thread's placement */
+	int result;
+	int state;      /* only when wait: 0 pending, 1 done, 2 creator asleep */
+};
+
+/*
+ * The creator waits for the new thread's placement. The thread needs a few
+ * microseconds on another CPU, while putting the creator to sleep and
+ * waking it costs more than that on a virtual machine: so spin a little
+ * first (only with a second CPU to run the thread), then sleep on a futex.
+ * After the new thread marks `state` done it touches nothing of the
+ * creator's but, if the creator sleeps, the futex word (a spurious wake-up
+ * of a stale address is harmless to every futex user).
+ */
+static void handoff_wait(int *state)
+{
+	struct timespec t0, t;
+	int expect = 0;
+
+	if (st->spin_ok) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if (__atomic_load_n(state, __ATOMIC_ACQUIRE))
+				return;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < HANDOFF_SPIN_NS);
+	}
+	if (!__atomic_compare_exchange_n(state, &expect, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	while (__atomic_load_n(state, __ATOMIC_ACQUIRE) == 2)
+		syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+static void handoff_post(int *state)
+{
+	if (__atomic_exchange_n(state, 1, __ATOMIC_ACQ_REL) == 2)
+		syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The new thread's first steps: into its group, tracked, then the
+ * caller's function. */
+static void *trampoline(void *p)
+{
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	struct rgroup__node *n = s->node;
+	int r = 0;
+
+	if (s->place)
+		r = st->be->place(st->be->priv, n, rgroup__self_tid());
+	rgroup__lock();
+	if (r == 0) {
+		rgroup__track(n);
+		n->pending--;   /* on failure, the creator's abandon() does it */
+	}
+	rgroup__unlock();
+	if (!s->wait) {
+		free(s);
+	} else {
+		s->result = r;
+		handoff_post(&s->state); /* s is gone after this */
+		if (r)
+			return NULL;
+	}
+	return fn(arg);
+}
+
+/* Undo a group made for a thread that did not start. Lock held. */
+static void abandon(struct rgroup__node *n, int made)
+{
+	n->pending--;
+	if (!made)
+		return;
+	if (!n->nthreads && !n->children && !n->pending &&
+	    st->be->destroy(st->be->priv, n) == 0) {
+		rgroup__node_unlink(n);
+		rgroup__node_free(n);
+	} else {
+		st->reap_wanted = 1;
+	}
+}
+
+int rgroup__make_group(struct rgroup__node *parent, int nice, struct rgroup__node **out)
+{
+	struct rgroup__node *n;
+	int r;
+
+	r = rgroup__attach();
+	if (r < 0)
+		return r;
+	rgroup__drop_stale();
+	clock_gettime(CLOCK_MONOTONIC, &st->last_create);
+	n = rgroup__take_spare(parent, nice);
+	if (n) {
+		/* A spare keeps its group and name; it gets a new identity. */
+		n->id = ++st->next_id;
+		goto linked;
+	}
+	r = rgroup__node_new(parent, nice, &n);
+	if (r < 0)
+		return r;
+	r = st->be->create(st->be->priv, n);
+	if (r < 0) {
+		rgroup__node_free(n);
+		return r;
+	}
+	n->bound = 1;
+linked:
+	rgroup__node_link(n);
+	*out = n;
+	return 0;
+}
+
+/*
+ * Start the thread through the backend's birth, or the default: create,
+ * then the thread places itself, with the creator waiting when it must
+ * report the placement's failure (a fresh group: RGROUP_NEW). 0 or a
+ * negative errno.
+ */
+static int birth(struct rgroup__node *n, int fresh, pthread_t *thread,
+		 const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct start local = { .fn = fn, .arg = arg, .node = n }, *s = &local;
+	int r, detached = 0;
+
+	r = rgroup__fault();
+	if (r < 0)
+		return r;
+	if (st->be->birth) {
+		local.wait = 0;
+	} else {
+		local.place = fresh;
+		local.wait = fresh;
+	}
+	if (!local.wait) {
+		s = malloc(sizeof(*s));
+		if (!s)
+			return -EAGAIN;
+		*s = local;
+	}
+	if (st->be->birth)
+		r = st->be->birth(st->be->priv, n, fresh, thread, attr, trampoline, s);
+	else
+		r = pthread_create(thread, attr, trampoline, s);
+	if (r) {
+		if (s != &local)
+			free(s);
+		return -r;
+	}
+	if (!local.wait)
+		return 0;
+	handoff_wait(&s->state);
+	r = s->result;
+	if (r < 0) {
+		/* The thread ran none of fn and is ending; collect it. */
+		if (attr)
+			pthread_attr_getdetachstate(attr, &detached);
+		if (detached != PTHREAD_CREATE_DETACHED)
+			pthread_join(*thread, NULL);
+	}
+	return r;
+}
+
+RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
+					unsigned int flags, void *(*fn)(void *), void *arg)
+{
+	struct rgroup__node *n;
+	int r, err, fresh = flags & RGROUP_NEW;
+
+	/* Internally 0 or a negative errno, like every library function;
+	 * turned into pthread_create()'s error number once, at the end. */
+	if ((flags & ~RGROUP_NEW) || !thread || !fn)
+		return EINVAL;
+	rgroup__init();
+	rgroup__lock();
+	n = rgroup__node_of(rgroup__self_tid(), &err);
+	if (!fresh && !n) {
+		/* A plain thread in the sgroup: nothing to track. */
+		rgroup__unlock();
+		return pthread_create(thread, attr, fn, arg);
+	}
+	if (fresh) {
+		/* Rule 6: a top-level rgroup starts at its creator's nice, a
+		 * nested one at 0 (it only divides time the process has). */
+		r = !st->be || st->shutdown ? -ENOTSUP
+			: rgroup__make_group(n, n ? 0 : rgroup__my_nice(), &n);
+		if (r < 0)
+			goto out;
+	}
+	n->pending++;
+	r = rgroup__start_keeper();
+	if (r == 0) {
+		rgroup__unlock();
+		r = birth(n, fresh, thread, attr, fn, arg);
+		if (r == 0)
+			return 0;
+		rgroup__lock();
+	}
+	abandon(n, fresh);
+out:
+	rgroup__unlock();
+	return -r;   /* an error number, as pthread_create returns */
+}

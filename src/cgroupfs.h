@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgroupfs.h - what both cgroup backends share (cgroupfs.c): the attached
+ * sgroup, each group's directory and cached descriptors, and the generic
+ * backend operations that work the same on v1 and v2.
+ */
+#ifndef RGROUP_CGROUPFS_H
+#define RGROUP_CGROUPFS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+#include "fault.h"
+#include "locate.h"
+#include "parse.h"
+#include "weight.h"
+
+/* Descriptors cached on nodes, in all: a process with thousands of
+ * rgroups stays within RLIMIT_NOFILE. */
+#define RGROUP__FD_CACHE 256
+
+/* The state of one cgroup backend: its variant and the attached sgroup. */
+struct rgroup__cg {
+	const char *ctrl;       /* v1 controller token ("cpu"), NULL for v2 */
+	const char *tidsfile;   /* "tasks" (v1) or "cgroup.threads" (v2) */
+	char path[PATH_MAX];    /* the sgroup's path in its hierarchy */
+	int sgroupfd, placefd, procsfd;
+	pid_t pid;              /* the owner named in directory names */
+	uint64_t starttime;
+	unsigned int ncached;   /* node descriptors open (RGROUP__FD_CACHE) */
+	int weight_nice;        /* v2: weightfd is cpu.weight.nice */
+};
+
+/* A group's directory: the cgroup backends' per-node data. */
+struct rgroup__cg_node {
+	char name[64];          /* rgroup-<pid>-<starttime>-<id> */
+	char *path;             /* relative to the sgroup */
+	/* Cached descriptors of its thread and weight files, -1 when not open
+	 * (at most RGROUP__FD_CACHE in all). */
+	int placefd;            /* tasks / cgroup.threads */
+	int weightfd;           /* cpu.shares / cpu.weight.nice */
+};
+
+static inline struct rgroup__cg_node *rgroup__cg_node(const struct rgroup__node *n)
+{
+	return rgroup__node_priv(n);
+}
+
+/* Where the sgroup of the calling process is, as the backend sees it. */
+int rgroup__cg_locate_self(const struct rgroup__cg *cg, struct rgroup__cgloc *loc,
+			   char *why, size_t wlen);
+
+/* Generic backend operations (see struct rgroup__backend). */
+int rgroup__cg_attach(void *priv);
+void rgroup__cg_detach(void *priv);
+int rgroup__cg_moved(void *priv);
+int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid);
+int rgroup__cg_destroy(void *priv, struct rgroup__node *n);
+int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n);
+int rgroup__cg_group_of(void *priv, pid_t tid, struct rgroup__node **n);
+void rgroup__cg_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info);
+void rgroup__cg_fork_child(void *priv);
+int rgroup__cg_place_self(void *priv, const struct rgroup__node *n);
+/* Name n's directory, mkdir it below its parent; the caller adds the
+ * backend's specifics and calls rgroup__cg_unmake() if they fail. */
+int rgroup__cg_make(struct rgroup__cg *cg, struct rgroup__node *n);
+void rgroup__cg_unmake(struct rgroup__cg *cg, struct rgroup__node *n);
+/* "<n's path>/<file>" (n NULL: the sgroup's own file). */
+int rgroup__cg_file(const struct rgroup__node *n, const char *file, char *buf,
+		    size_t len);
+/* Write val to n's file through the descriptor cached in *cache, opening
+ * (and caching, while the cache has room) it when needed. */
+int rgroup__cg_node_write(struct rgroup__cg *cg, struct rgroup__node *n,
+			  int *cache, const char *file, const char *val);
+
+/* Plain helpers, every one asking rgroup__fault() first. All opens stay
+ * beneath dirfd (no symlink, no other mount) and use O_CLOEXEC; every
+ * value is one write(). */
+int rgroup__cg_open(int dirfd, const char *file, int flags);
+int rgroup__cg_write(int dirfd, const char *file, const char *val);
+int rgroup__cg_write_fd(int fd, const char *val);
+int rgroup__cg_write_int(int fd, long long val);
+/* Reads the whole file (NUL-terminated); returns length or -errno. */
+int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
+int rgroup__cg_read_fd(int fd, char *buf, size_t len);
+/* mkdir path (relative to dirfd) with its parent's permission bits,
+ * never wider. */
+int rgroup__cg_mkdir(int dirfd, const char *path);
+int rgroup__cg_rmdir(int dirfd, const char *path);
+/* Open a cgroup directory by absolute path. */
+int rgroup__cg_open_dir(const char *path);
+/* Remove, bottom-up, every rgroup directory tree directly in sgroupfd
+ * whose owning process is gone (name: rgroup__format_dirname). Never
+ * touches a live process's groups or anything not named by rgroup.
+ * Returns the number of directories removed or -errno. */
+int rgroup__cg_gc(int sgroupfd);
+/* Move each thread listed in file `tids` (below dirfd) to placefd. */
+int rgroup__cg_move_all(int dirfd, const char *tids, int placefd);
+
+#endif /* RGROUP_CGROUPFS_H */

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * keeper.c - the keeper: a thread, alive only while the process has
+ * rgroups, that removes groups that have emptied (rule 3), keeps a few as
+ * spares while the process is busy creating groups, and rebuilds the tree
+ * when the administrator moves the process (rule 8). It sits in the
+ * sgroup itself, so it competes like any plain thread there (it sleeps
+ * almost always). Also here: what happens when a tracked thread exits,
+ * and at process exit.
+ *
+ * A backend whose kernel does all of this itself (self_managed) gets no
+ * keeper: a node is freed the moment its last thread leaves it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+#define KEEPER_IDLE_MS   250   /* migration check period (rule 8: < 1 s) */
+#define KEEPER_REAP_MS    20   /* retry while a group's last thread leaves */
+#define SPARE_MS         500   /* keep emptied groups this long after a creation */
+#define SPARE_MAX          4   /* per parent */
+#define SPARE_MAX_TOTAL   16   /* in all: each holds three descriptors */
+
+static struct rgroup__core *const st = &rgroup__core;
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* Destroy n's backend group; 0, or -EBUSY while a thread is still in it. */
+static int unbind(struct rgroup__node *n)
+{
+	int r;
+
+	if (!n->bound)
+		return 0;
+	r = st->be->destroy(st->be->priv, n);
+	if (r == 0)
+		n->bound = 0;
+	return r;
+}
+
+/* ---- Spare groups: the creation fast path -------------------------- */
+
+/*
+ * mkdir and rmdir of a cgroup cost more than creating a thread, so a group
+ * that empties while the process is busy creating rgroups is kept, below
+ * the same parent, for the next RGROUP_NEW there (backends with `spares`).
+ * Spares are not rgroups (no thread, not listed) and vanish SPARE_MS after
+ * the last creation and at exit, so rule 3 holds for anyone who looks a
+ * moment later.
+ */
+static struct rgroup__node **pool_of(struct rgroup__node *parent)
+{
+	return parent ? &parent->spares : &st->top_spares;
+}
+
+static void pool_push(struct rgroup__node **pool, struct rgroup__node *n)
+{
+	n->prev = NULL;
+	n->next = *pool;
+	if (*pool)
+		(*pool)->prev = n;
+	*pool = n;
+	st->nspares++;
+}
+
+static void pool_pop(struct rgroup__node **pool, struct rgroup__node *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		*pool = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	n->prev = n->next = NULL;
+	st->nspares--;
+}
+
+/* Remove the spares in one pool; returns how many could not go yet. */
+static int drop_pool(struct rgroup__node **pool, int evacuate)
+{
+	int busy = 0;
+
+	for (struct rgroup__node *n = *pool, *next; n; n = next) {
+		next = n->next;
+		if (evacuate && st->be->evacuate)
+			st->be->evacuate(st->be->priv, n);
+		if (unbind(n) == 0) {
+			pool_pop(pool, n);
+			rgroup__node_free(n);
+		} else {
+			busy++;
+		}
+	}
+	return busy;
+}
+
+static int drop_pool_of(struct rgroup__node *n, void *arg)
+{
+	*(int *)arg += drop_pool(&n->spares, 0);
+	return 0;
+}
+
+static int has_pool(struct rgroup__node *n, void *arg)
+{
+	return n->spares != NULL;
+}
+
+/* Remove every spare; returns how many could not go yet. Lock held. */
+static int drop_spares(int evacuate)
+{
+	int busy = 0;
+
+	/* Nested pools first: a spare's parent may be a spare's sibling. */
+	rgroup__walk_pre(st->top, drop_pool_of, &busy);
+	busy += drop_pool(&st->top_spares, evacuate);
+	return busy;
+}
+
+int rgroup__any_spares(void)
+{
+	return st->top_spares != NULL || (st->ngroups && rgroup__walk_pre(st->top, has_pool, NULL));
+}
+
+/* Keep an emptied group as a spare if the process is creating groups;
+ * returns 1 if kept. Lock held. */
+static int recycle(struct rgroup__node *n)
+{
+	struct rgroup__node **pool = pool_of(n->parent);
+	unsigned int len = 0;
+	uint64_t ns;
+
+	if (!st->be->spares || !n->bound || st->dismantled ||
+	    st->nspares >= SPARE_MAX_TOTAL || ms_since(&st->last_create) >= SPARE_MS)
+		return 0;
+	for (struct rgroup__node *p = *pool; p; p = p->next)
+		len++;
+	if (len >= SPARE_MAX)
+		return 0;
+	rgroup__node_unlink(n);
+	n->usage_dead_ns = 0;
+	n->usage_base_ns = st->be->usage(st->be->priv, n, &ns) == 0 ? ns : 0;
+	pool_push(pool, n);
+	return 1;
+}
+
+struct rgroup__node *rgroup__take_spare(struct rgroup__node *parent, int nice)
+{
+	struct rgroup__node **pool = pool_of(parent);
+	struct rgroup__node *n = *pool;
+
+	if (!n)
+		return NULL;
+	pool_pop(pool, n);
+	if (n->nice != nice && st->be->set_nice(st->be->priv, n, nice) < 0) {
+		if (unbind(n) == 0)
+			rgroup__node_free(n);
+		else
+			pool_push(pool, n);
+		return NULL;
+	}
+	n->nice = nice;
+	return n;
+}
+
+/* ---- Reaping (rule 3) ---------------------------------------------------- */
+
+/* n has emptied (no thread, no child, none starting): recycle or remove it.
+ * 0, or 1 when it must be tried again (a thread is still on its way out). */
+static int reap_node(struct rgroup__node *n)
+{
+	/* Its own spares go first: a directory with children cannot. */
+	if (n->spares && drop_pool(&n->spares, 0))
+		return 1;
+	if (recycle(n))
+		return 0;
+	if (unbind(n) < 0)
+		return 1;
+	rgroup__node_unlink(n);
+	rgroup__node_free(n);
+	return 0;
+}
+
+static void reap_one(struct rgroup__node *n, void *arg)
+{
+	if (!n->nthreads && !n->pending && !n->children)
+		*(int *)arg += reap_node(n);
+}
+
+/* Remove every group with no threads and no children; 0 when none is
+ * left waiting. Lock held. */
+static int reap(void)
+{
+	int busy = 0;
+
+	rgroup__walk_post(st->top, reap_one, &busy);
+	return busy;
+}
+
+void rgroup__thread_exit(void *p)
+{
+	struct rgroup__thread *t = p;
+	struct rgroup__node *n;
+	struct timespec ts;
+
+	rgroup__lock();
+	n = t->node;
+	if (n) {
+		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+			n->usage_dead_ns += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		rgroup__untrack(t);
+	}
+	if (n && !n->nthreads && !n->children && !n->pending) {
+		if (st->be->self_managed) {
+			/* The kernel removes the group with its last thread; the
+			 * emptied chain above it goes with it. */
+			while (n && !n->nthreads && !n->children && !n->pending) {
+				struct rgroup__node *parent = n->parent;
+
+				rgroup__node_unlink(n);
+				rgroup__node_free(n);
+				n = parent;
+			}
+		} else if (!n->spares && recycle(n)) {
+			/* While the process keeps making groups, the group becomes
+			 * a spare at once, ready for the next RGROUP_NEW. */
+			if (!st->spare_timer && !st->reap_wanted)
+				pthread_cond_signal(&st->cond); /* spares expire */
+		} else {
+			st->reap_wanted = 1;
+			pthread_cond_signal(&st->cond);
+		}
+	}
+	rgroup__unlock();
+}
+
+/* ---- Binding the tree: exit, exec, migration ----------------------------- */
+
+static void unbind_one(struct rgroup__node *n, void *arg)
+{
+	if (*(int *)arg && st->be->evacuate)
+		st->be->evacuate(st->be->priv, n);
+	unbind(n);
+}
+
+static int bind_one(struct rgroup__node *n, void *arg)
+{
+	int *err = arg;
+	int r = st->be->create(st->be->priv, n);
+
+	if (r < 0) {
+		*err = r;
+		return 0; /* keep going: bind what can be bound */
+	}
+	n->bound = 1;
+	for (struct rgroup__thread *t = n->threads; t; t = t->next)
+		st->be->place(st->be->priv, n, t->tid);
+	return 0;
+}
+
+void rgroup__unbind_all(int evacuate)
+{
+	drop_spares(evacuate);
+	rgroup__walk_post(st->top, unbind_one, &evacuate);
+}
+
+int rgroup__bind_all(void)
+{
+	int err = 0;
+
+	rgroup__walk_pre(st->top, bind_one, &err);
+	return err;
+}
+
+int rgroup__attach(void)
+{
+	int r;
+
+	if (st->attached) {
+		/* Moved while we had no groups (and so no keeper): just follow. */
+		if (st->ngroups || st->keeper_running || !st->be->moved ||
+		    st->be->moved(st->be->priv) != 1)
+			return 0;
+		st->be->detach(st->be->priv);
+		st->attached = 0;
+	}
+	r = st->be->attach(st->be->priv);
+	if (r < 0)
+		return r;
+	st->attached = 1;
+	return 0;
+}
+
+/* Rule 8: the process was moved to another sgroup; rebuild the tree there.
+ * Lock held; the keeper thread (in the sgroup) calls it. */
+static void follow_migration(void)
+{
+	if (!st->be->moved || (st->attached && st->be->moved(st->be->priv) != 1))
+		return;
+	if (st->attached) {
+		rgroup__unbind_all(0);
+		st->be->detach(st->be->priv);
+		st->attached = 0;
+	}
+	if (st->be->attach(st->be->priv) < 0)
+		return; /* retried on the next tick */
+	st->attached = 1;
+	rgroup__bind_all();
+}
+
+/* ---- The keeper thread ---------------------------------------------------- */
+
+static void *keeper_main(void *unused)
+{
+	struct timespec ts;
+
+	rgroup__lock();
+	__atomic_store_n(&st->keeper_tid, rgroup__self_tid(), __ATOMIC_RELAXED);
+	/* The keeper is created by whichever thread made an rgroup; it
+	 * belongs in the sgroup, never in an rgroup. */
+	if (st->attached)
+		st->be->place(st->be->priv, NULL, rgroup__self_tid());
+	while (!st->shutdown && st->keeper_running && (st->ngroups || rgroup__any_spares())) {
+		long ms = KEEPER_IDLE_MS;
+		if (st->reap_wanted)
+			ms = KEEPER_REAP_MS;
+		else if (rgroup__any_spares())
+			ms = SPARE_MS - ms_since(&st->last_create) + 1;
+		if (ms < KEEPER_REAP_MS)
+			ms = KEEPER_REAP_MS;
+		st->spare_timer = rgroup__any_spares();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		/* The deadline is on the monotonic clock: the condition variable
+		 * must be told (its default clock is the realtime one). */
+		pthread_cond_clockwait(&st->cond, &rgroup__mutex, CLOCK_MONOTONIC, &ts);
+		if (st->shutdown || st->dismantled || !st->keeper_running)
+			break;
+		int busy = reap();
+		if (ms_since(&st->last_create) >= SPARE_MS)
+			busy += drop_spares(0);
+		st->reap_wanted = busy > 0;
+		if (st->ngroups && ms_since(&st->last_check) >= KEEPER_IDLE_MS) {
+			clock_gettime(CLOCK_MONOTONIC, &st->last_check);
+			follow_migration();
+		}
+	}
+	st->keeper_running = 0;
+	__atomic_store_n(&st->keeper_tid, 0, __ATOMIC_RELAXED);
+	rgroup__unlock();
+	return NULL;
+}
+
+int rgroup__start_helper(void *(*fn)(void *))
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int r;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* The application's signals are not the library's threads' to take
+	 * (and the governor's own signal must never reach the governor). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&t, &attr, fn, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
+int rgroup__start_keeper(void)
+{
+	int r;
+
+	if (st->keeper_running || st->be->self_managed)
+		return 0;
+	r = rgroup__start_helper(keeper_main);
+	if (r == 0)
+		st->keeper_running = 1;
+	return r;
+}
+
+pid_t rgroup__keeper_tid(void)
+{
+	return __atomic_load_n(&st->keeper_tid, __ATOMIC_RELAXED); /* the governor, unlocked */
+}
+
+/* At exit: leave nothing behind (rule 3). Threads still running are moved
+ * to the sgroup for their last moments. */
+__attribute__((destructor)) static void rgroup_fini(void)
+{
+	if (!st->be)
+		return;
+	rgroup__lock();
+	st->shutdown = 1;
+	if (st->attached) {
+		rgroup__unbind_all(1);
+		st->be->detach(st->be->priv);
+		st->attached = 0;
+	}
+	pthread_cond_signal(&st->cond);
+	rgroup__unlock();
+}

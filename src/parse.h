@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parse.h - pure parsers of the kernel's text files (parse.c): no I/O, no
+ * allocation, no global state, outputs written only on success. The
+ * library, the rgroup command, the tests and the fuzzers all use these.
+ *
+ * Errors: -EINVAL malformed text or arguments, -ENOENT not found,
+ * -ENAMETOOLONG output buffer too small, -ERANGE a number overflows.
+ */
+#ifndef RGROUP_PARSE_H
+#define RGROUP_PARSE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rgroup__mount {
+	char point[PATH_MAX];  /* mount point, octal escapes decoded */
+	char root[PATH_MAX];   /* root of the mount within its hierarchy */
+	char dev[32];          /* major:minor: one hierarchy, however often mounted */
+	int ro;                /* mounted read-only */
+};
+
+/* /proc/<pid>/cgroup text: the path of the v1 hierarchy whose controller
+ * list holds `ctrl` as an exact token (ctrl NULL: the v2 "0::" line). */
+int rgroup__parse_proc_cgroup(const char *text, const char *ctrl,
+			      char *path, size_t len);
+/* /proc/<pid>/mountinfo text: the first mount of fstype "cgroup" whose
+ * super options hold `ctrl` as an exact token (ctrl NULL: fstype
+ * "cgroup2"). */
+int rgroup__parse_mountinfo(const char *text, const char *ctrl,
+			    struct rgroup__mount *m);
+/* The same, one mount after another: *pos starts at the text and is moved
+ * past each match; -ENOENT after the last. */
+int rgroup__parse_mountinfo_next(const char **pos, const char *ctrl,
+				 struct rgroup__mount *m);
+/* Directory of cgroup path `cgpath` under mount m (strips m->root). */
+int rgroup__cgroup_dir(const struct rgroup__mount *m, const char *cgpath,
+		       char *out, size_t len);
+/* Keyed file ("key value" lines, e.g. cpu.stat): value of exact key. */
+int rgroup__parse_keyed(const char *text, const char *key, uint64_t *val);
+/* Space-separated token list (cgroup.controllers): 1 if tok is in it. */
+int rgroup__has_token(const char *text, const char *tok);
+/* cgroup.type text. */
+enum rgroup__cgtype {
+	RGROUP__CG_DOMAIN = 1,
+	RGROUP__CG_DOMAIN_THREADED,
+	RGROUP__CG_DOMAIN_INVALID,
+	RGROUP__CG_THREADED,
+};
+int rgroup__parse_cgtype(const char *text);
+/* Newline-separated tids (tasks, cgroup.threads): count, may exceed max. */
+int rgroup__parse_tids(const char *text, pid_t *tids, size_t max);
+/* Start time (field 22) from /proc/<pid>/stat text. */
+int rgroup__parse_stat_starttime(const char *text, uint64_t *start);
+
+/* rgroup directory names: "rgroup-<pid>-<starttime>-<id>". */
+int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,
+			   uint64_t id);
+int rgroup__parse_dirname(const char *name, pid_t *pid, uint64_t *start,
+			  uint64_t *id);
+
+/* ---- Building blocks for other parsers of the project's own text ------ */
+
+/* A decimal at s: 0, *end after it; -EINVAL (no digit), -ERANGE. */
+int rgroup__parse_u64(const char *s, const char **end, uint64_t *v);
+/* Is [s, e) exactly str? */
+bool rgroup__range_eq(const char *s, const char *e, const char *str);
+/* A name of pid's from fmt into out[len], whole or not at all: 0, -EINVAL
+ * (pid not positive), -ENAMETOOLONG. */
+int rgroup__format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "rgroup-<pid>-<starttime>", the start of every name that names its
+ * owner: 0 and *rest after it; outputs untouched on failure. */
+int rgroup__parse_owner(const char *name, const char **rest, pid_t *pid,
+			uint64_t *start);
+
+#endif /* RGROUP_PARSE_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree.h - the core: the process's rgroup tree and what the files that
+ * apply the rules (DESIGN.md §2) share. Nothing here is exported: internal
+ * non-static names start with rgroup__.
+ *
+ *   tree.c     the tree, its lock, ids and lookups; set-up and the choice
+ *              of backend (the one table of backends)
+ *   birth.c    rgroup_thread_create: a new group, the thread's birth in it,
+ *              the hand-off (rule 1)
+ *   keeper.c   the keeper thread: spares, reaping emptied groups (rule 3),
+ *              following a migration (rule 8), exit
+ *   prio.c     PRIO_RGRP (rule 5) and its permission (rule 6)
+ *   info.c     rgroup_backend, rgroup_of, rgroup_info, rgroup_list,
+ *              rgroup_probe, rgroup_gc
+ *   spawn.c    fork, the exec family, posix_spawn, system, popen (rule 7)
+ *
+ * The backends (backend.h) see a node and its private data; only the
+ * governor reads the tree itself, under rgroup__trylock().
+ */
+#ifndef RGROUP_TREE_H
+#define RGROUP_TREE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "rgroup.h"
+
+#define RGROUP__EXPORT __attribute__((visibility("default")))
+
+/* The library's own limits (cgroup v1 has no cgroup.max.depth or
+ * cgroup.max.descendants): beyond them RGROUP_NEW fails with ENOSPC. */
+#define RGROUP__MAX_DEPTH 32
+#define RGROUP__MAX_GROUPS 65536
+
+struct rgroup__backend;
+
+/* A link in one of the core's hash tables (tree.c). */
+struct rgroup__hlink {
+	struct rgroup__hlink *next;
+	uint64_t key;
+};
+struct rgroup__htab {
+	struct rgroup__hlink **slot;
+	size_t size, count;              /* size: a power of 2, or 0 */
+};
+
+/* A thread the library tracks: lives in that thread's TLS. */
+struct rgroup__thread {
+	pid_t tid;
+	struct rgroup__node *node;
+	int known;                      /* node is known (NULL: in no rgroup) */
+	struct rgroup__thread *prev, *next;
+	struct rgroup__hlink tidlink;   /* in the table of tracked tids */
+};
+
+struct rgroup__node {
+	rgroup_id_t id;
+	struct rgroup__node *parent;    /* NULL: top-level (parent is the sgroup) */
+	struct rgroup__node *children;  /* first child */
+	struct rgroup__node *spares;    /* emptied children kept for reuse */
+	struct rgroup__node *prev, *next; /* siblings */
+	struct rgroup__hlink idlink;    /* in the table of ids */
+	struct rgroup__thread *threads; /* tracked members */
+	unsigned int nthreads;          /* tracked members */
+	unsigned int nchildren;
+	unsigned int pending;           /* threads being started into it */
+	unsigned int depth;             /* 1 for top-level */
+	int nice;
+	int bound;                      /* the backend's group exists */
+	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
+	uint64_t usage_base_ns;         /* backend usage when it was recycled */
+	/* The backend's own data: backend->node_size bytes, zeroed at birth
+	 * (backend.h, rgroup__node_priv()). */
+	max_align_t priv[];
+};
+
+static inline void *rgroup__node_priv(const struct rgroup__node *n)
+{
+	return (void *)n->priv;
+}
+
+/* The core's state. Each field belongs to the file named beside it; all
+ * are guarded by the core lock unless said otherwise. */
+struct rgroup__core {
+	const struct rgroup__backend *be; /* tree.c; NULL: none can enforce here */
+	int attached;                     /* keeper.c: the backend holds the sgroup */
+	int shutdown;                     /* keeper.c: the process is exiting */
+	int dismantled;                   /* spawn.c: exec in progress, groups unbound */
+	pid_t pid;                        /* tree.c */
+	uint64_t starttime;               /* tree.c */
+	uint64_t next_id;                 /* tree.c */
+	struct rgroup__node *top;         /* tree.c: top-level rgroups */
+	unsigned int ngroups;             /* tree.c */
+	struct rgroup__htab ids;          /* tree.c: nodes by id */
+	struct rgroup__htab tids;         /* tree.c: tracked threads by tid */
+	pthread_key_t key;                /* tree.c: runs rgroup__thread_exit() */
+	struct rgroup__node *top_spares;  /* keeper.c: emptied top-level groups kept */
+	unsigned int nspares;             /* keeper.c */
+	struct timespec last_create;      /* keeper.c: spares live on after it */
+	struct timespec last_check;       /* keeper.c: of migration */
+	int spare_timer;                  /* keeper.c: the keeper is timing spares */
+	pthread_cond_t cond;              /* keeper.c: wakes the keeper */
+	int keeper_running;               /* keeper.c */
+	pid_t keeper_tid;                 /* keeper.c (atomic: the governor reads it) */
+	int reap_wanted;                  /* keeper.c */
+	struct rgroup__node *stale_top;   /* spawn.c: a fork child's copy of the */
+	struct rgroup__node *stale_spares; /* parent's tree, freed at its first group */
+	struct rgroup__hlink **stale_slots[2]; /* and of its hash tables */
+	int spin_ok;                      /* birth.c: a second CPU can run a new
+	                                   * thread while its creator spins */
+};
+
+extern struct rgroup__core rgroup__core;
+/* The calling thread's record. */
+extern __thread struct rgroup__thread rgroup__self;
+
+/* ---- tree.c --------------------------------------------------------- */
+
+/* Set the library up once (backend choice, fork hooks); every entry point
+ * calls it first. */
+void rgroup__init(void);
+
+/*
+ * The core lock. rgroup__in_lib counts how deep the calling thread is in
+ * it, so that the governor's signal handler never pauses a thread that
+ * holds (or waits for) the library's lock: it leaves a token instead, and
+ * the thread pauses in rgroup__unlock(), on its way out.
+ */
+extern __thread int rgroup__in_lib;
+extern __thread int rgroup__pause_token;
+extern pthread_mutex_t rgroup__mutex;          /* for condition variables */
+void rgroup__lock(void);
+int rgroup__trylock(void);                     /* 0 or an error number */
+void rgroup__unlock(void);
+
+/* The caller's tid, asked of the kernel once per thread. */
+pid_t rgroup__self_tid(void);
+
+/* The backends, best first, and a lookup by name (NULL: none). */
+extern const struct rgroup__backend *const rgroup__backends[];
+extern const size_t rgroup__nbackends;
+const struct rgroup__backend *rgroup__backend_by_name(const char *name);
+/* The first backend that can enforce weights for this process, or the one
+ * RGROUP_BACKEND names; NULL with the reason in why. */
+const struct rgroup__backend *rgroup__choose_backend(char *why, size_t len);
+/* "-ENOENT, no backend named ..." with the list of names, into why. */
+int rgroup__unknown_backend(const char *name, char *why, size_t len);
+
+/* Walks. Pre-order: parents first, fn returns non-zero to stop. Post-order:
+ * children first, fn may free n. Spares are not in the tree. */
+int rgroup__walk_pre(struct rgroup__node *list,
+		     int (*fn)(struct rgroup__node *, void *), void *arg);
+void rgroup__walk_post(struct rgroup__node *list,
+		       void (*fn)(struct rgroup__node *, void *), void *arg);
+/* Every node, spares included, in any order (fork child: no lock, no
+ * allocation). */
+void rgroup__for_each_node(void (*fn)(struct rgroup__node *, void *), void *arg);
+
+/* A new node under parent (not yet linked, not bound): -ENOMEM, -ENOSPC
+ * (the library's limits). Lock held. */
+int rgroup__node_new(struct rgroup__node *parent, int nice, struct rgroup__node **out);
+/* Link n into the tree below its parent, with a fresh id. */
+void rgroup__node_link(struct rgroup__node *n);
+/* Take n out of the tree (its backend group stays), then free it. */
+void rgroup__node_unlink(struct rgroup__node *n);
+void rgroup__node_free(struct rgroup__node *n);
+/* The node with this id, or NULL. O(1). */
+struct rgroup__node *rgroup__node_by_id(rgroup_id_t id);
+/* The group of thread tid, or NULL (in no rgroup; *err says if asking the
+ * backend failed). Tracked threads are found at once; others are asked of
+ * the backend, and the caller itself is then adopted. Lock held. */
+struct rgroup__node *rgroup__node_of(pid_t tid, int *err);
+/* The tracked thread tid, or NULL. O(1). */
+struct rgroup__thread *rgroup__thread_by_tid(pid_t tid);
+/* Make the calling thread a tracked member of n; and the reverse, for a
+ * thread that exits. Lock held. */
+void rgroup__track(struct rgroup__node *n);
+void rgroup__untrack(struct rgroup__thread *t);
+/* CPU time used in n and below, as rgroup_info() reports it. Lock held. */
+uint64_t rgroup__node_usage(const struct rgroup__node *n);
+/* The CPU time of n's tracked threads (exited ones included) and of its
+ * children, from their clocks. */
+uint64_t rgroup__clock_usage(const struct rgroup__node *n);
+
+/* ---- birth.c ---------------------------------------------------------- */
+
+/* A new group under parent at `nice`, bound by the backend (a spare if
+ * one is kept). Lock held. */
+int rgroup__make_group(struct rgroup__node *parent, int nice, struct rgroup__node **out);
+
+/* ---- keeper.c --------------------------------------------------------- */
+
+/* The backend holds the sgroup (attach, or follow a move made while the
+ * process had no groups). Lock held. */
+int rgroup__attach(void);
+/* Start the keeper if it is not running. Lock held. */
+int rgroup__start_keeper(void);
+/* A spare below parent, ready to be a group at nice `nice`, or NULL. */
+struct rgroup__node *rgroup__take_spare(struct rgroup__node *parent, int nice);
+/* Remove the tree's backend groups, keeping the tree (evacuate: move
+ * their threads to the sgroup first), and make them again. Lock held. */
+void rgroup__unbind_all(int evacuate);
+int rgroup__bind_all(void);
+/* Are any spares kept? */
+int rgroup__any_spares(void);
+/* pthread key destructor: a tracked thread exits. */
+void rgroup__thread_exit(void *self);
+/* Start one of the library's own threads (the keeper, the governor):
+ * detached, a small stack, every signal blocked. 0 or an error number. */
+int rgroup__start_helper(void *(*fn)(void *));
+pid_t rgroup__keeper_tid(void);               /* 0 if none */
+
+/* ---- prio.c ------------------------------------------------------------ */
+
+/* The calling thread's nice value (0 if it cannot be read). */
+int rgroup__my_nice(void);
+/* The group of thread `who` (0: the caller), with the core lock held on
+ * success: 0, -ESRCH (not a thread of this process), -EINVAL (in no
+ * rgroup). */
+int rgroup__lookup_locked(id_t who, struct rgroup__node **out);
+
+/* ---- spawn.c ----------------------------------------------------------- */
+
+/* The fork handlers (pthread_atfork). */
+void rgroup__fork_prepare(void);
+void rgroup__fork_parent(void);
+void rgroup__fork_child(void);
+/* Free a fork child's copy of its parent's tree. Lock held. */
+void rgroup__drop_stale(void);
+
+#endif /* RGROUP_TREE_H */
