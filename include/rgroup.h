@@ -71,6 +71,11 @@ int rgroup_getpriority(int which, id_t who);
  * the forced backend cannot work, the result is "none": no fallback. */
 const char *rgroup_backend(void);
 
+/* The backends this library was built with, best first: the name of the
+ * i-th (0, 1, ...), NULL past the last. For listing and probing them all
+ * (rgroup_probe()). */
+const char *rgroup_backend_name(unsigned int i);
+
 /* ---- Beyond the fixed points: introspection ------------------------- */
 
 /* An rgroup's identity inside this process; 0 stands for "no rgroup" (the
