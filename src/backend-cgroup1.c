@@ -94,6 +94,7 @@ const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.priv = &cg1,
 	.node_size = sizeof(struct rgroup__cg_node),
 	.spares = 1,
+	.forks_inherit = 1,
 	.probe = c1_probe,
 	.attach = rgroup__cg_attach,
 	.detach = rgroup__cg_detach,

@@ -226,6 +226,7 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.priv = &cg2,
 	.node_size = sizeof(struct rgroup__cg_node),
 	.spares = 1,
+	.forks_inherit = 1,
 	.probe = c2_probe,
 	.attach = rgroup__cg_attach,
 	.detach = rgroup__cg_detach,

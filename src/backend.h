@@ -36,6 +36,9 @@ struct rgroup__backend {
 	/* The kernel removes emptied groups and follows migrations itself:
 	 * the core runs no keeper and frees a node when it empties. */
 	unsigned int self_managed : 1;
+	/* A process forked by a thread inside a group starts inside it (a
+	 * cgroup): rule 7 must move children out (spawn.c). */
+	unsigned int forks_inherit : 1;
 
 	/* Can this backend enforce CPU weights for this process here? 0, or a
 	 * negative errno with one line "reason; fix" in why. Creates nothing. */

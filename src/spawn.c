@@ -8,19 +8,32 @@
  * The kernel keeps an exec'ing thread in its cgroup, and there is no hook
  * for a library to run at exec. So librgroup defines the exec functions
  * itself: a program linked with -lrgroup resolves them here before libc.
- * Each calls rgroup__exec_prepare() (groups emptied into the sgroup and
- * removed), makes the system call, and on failure rgroup__exec_failed()
- * puts the tree back as it was. Everything is built on the execve and
- * execveat system calls, so it also works statically linked, where no
- * "next" libc symbol can be looked up.
+ * Each calls exec_prepare() (groups emptied into the sgroup and removed),
+ * makes the system call, and on failure exec_failed() puts the tree back
+ * as it was. Everything is built on the execve and execveat system calls,
+ * so it also works statically linked, where no "next" libc symbol can be
+ * looked up.
  *
- * Not covered (documented in rgroup(7)): posix_spawn(), system() and popen(),
- * which glibc runs through its own internal clone/exec.
+ * A child made by a thread inside an rgroup starts in that thread's
+ * cgroup (backends with forks_inherit). fork() is followed by the fork
+ * handler, which moves the child out before it returns; but glibc's
+ * posix_spawn, system and popen clone and exec with no hook in between.
+ * So those children are spawned by a helper thread that lives in the
+ * sgroup: born of the caller (it inherits the caller's nice, policy and
+ * CPU affinity, as the child must), it moves itself to the sgroup and
+ * spawns with the caller's signal mask. system() and popen() are the
+ * library's own, on top of that; posix_spawn() and posix_spawnp() are
+ * interposed by posix-spawn.c, in the shared library only (a static link
+ * cannot have libc's and ours side by side).
  */
 #include <alloca.h>
+#include <paths.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <paths.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,4 +308,279 @@ RGROUP__EXPORT int execle(const char *path, const char *arg, ...)
 
 	GATHER_ARGS(arg, ap, argv, envp = va_arg(ap, char **));
 	return do_execve(path, argv, envp);
+}
+
+/* ---- posix_spawn, system, popen ------------------------------------------ */
+
+/* posix-spawn.c, in the shared library only: libc's posix_spawn and
+ * pclose, found behind ours. In a static link libc's are the only ones. */
+extern rgroup__spawn_fn *rgroup__libc_posix_spawn(int search) __attribute__((weak));
+extern int rgroup__libc_pclose(FILE *f) __attribute__((weak));
+
+static rgroup__spawn_fn *libc_spawn(int search)
+{
+	rgroup__spawn_fn *fn = NULL;
+
+	if (rgroup__libc_posix_spawn)
+		fn = rgroup__libc_posix_spawn(search);
+	else
+		fn = search ? posix_spawnp : posix_spawn;
+	return fn;
+}
+
+struct spawn_req {
+	rgroup__spawn_fn *fn;
+	pid_t *pid;
+	const char *path;
+	const posix_spawn_file_actions_t *actions;
+	posix_spawnattr_t attr;
+	char *const *argv, *const *envp;
+	int result;
+};
+
+static void *spawn_helper(void *p)
+{
+	struct spawn_req *rq = p;
+	int r;
+
+	rgroup__lock();
+	r = st->attached ? st->be->place(st->be->priv, NULL, rgroup__self_tid()) : -ENODEV;
+	rgroup__unlock();
+	rq->result = r < 0 ? -r
+		: rq->fn(rq->pid, rq->path, rq->actions, &rq->attr, rq->argv, rq->envp);
+	return NULL;
+}
+
+/* Does a child of the calling thread start inside one of our groups? */
+static int child_starts_inside(void)
+{
+	struct rgroup__node *n;
+	int err;
+
+	rgroup__init();
+	if (!st->be || !st->be->forks_inherit)
+		return 0;
+	rgroup__lock();
+	n = rgroup__node_of(rgroup__self_tid(), &err);
+	rgroup__unlock();
+	return n != NULL;
+}
+
+int rgroup__spawn(rgroup__spawn_fn *fn, pid_t *pid, const char *path,
+		  const posix_spawn_file_actions_t *actions,
+		  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct spawn_req rq = { .fn = fn, .pid = pid, .path = path, .actions = actions };
+	pthread_attr_t ta;
+	pthread_t t;
+	sigset_t all, mine;
+	short flags = 0;
+	int r;
+
+	if (!child_starts_inside())
+		return fn(pid, path, actions, attr, argv, envp);
+	rq.argv = argv;
+	rq.envp = envp;
+	/* The caller's attributes, plus its signal mask unless they set one:
+	 * the helper runs with every signal blocked. */
+	if (attr) {
+		rq.attr = *attr;
+		posix_spawnattr_getflags(attr, &flags);
+	} else {
+		posix_spawnattr_init(&rq.attr);
+	}
+	if (!(flags & POSIX_SPAWN_SETSIGMASK)) {
+		pthread_sigmask(SIG_SETMASK, NULL, &mine);
+		posix_spawnattr_setsigmask(&rq.attr, &mine);
+		posix_spawnattr_setflags(&rq.attr, flags | POSIX_SPAWN_SETSIGMASK);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &mine);
+	pthread_attr_init(&ta);
+	pthread_attr_setstacksize(&ta, 256 * 1024);
+	r = pthread_create(&t, &ta, spawn_helper, &rq);
+	pthread_attr_destroy(&ta);
+	pthread_sigmask(SIG_SETMASK, &mine, NULL);
+	if (r == 0) {
+		pthread_join(t, NULL);
+		r = rq.result;
+	}
+	if (!attr)
+		posix_spawnattr_destroy(&rq.attr);
+	return r;
+}
+
+/*
+ * system(3) as glibc does it: SIGINT and SIGQUIT ignored and SIGCHLD
+ * blocked in the caller while the command runs (counted, for calls from
+ * several threads at once), the defaults and the caller's mask in the
+ * child, 127 from the shell when it cannot be started.
+ */
+static pthread_mutex_t system_lock = PTHREAD_MUTEX_INITIALIZER;
+static int system_users;
+static struct sigaction saved_int, saved_quit;
+
+RGROUP__EXPORT int system(const char *cmd)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	posix_spawnattr_t attr;
+	sigset_t chld, omask, reset;
+	int status = -1, r;
+	pid_t pid;
+
+	if (!cmd)
+		return system("exit 0") == 0;
+	sigemptyset(&ign.sa_mask);
+	pthread_mutex_lock(&system_lock);
+	if (system_users++ == 0) {
+		sigaction(SIGINT, &ign, &saved_int);
+		sigaction(SIGQUIT, &ign, &saved_quit);
+	}
+	pthread_mutex_unlock(&system_lock);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &omask);
+
+	sigemptyset(&reset);
+	if (saved_int.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGINT);
+	if (saved_quit.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGQUIT);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &omask);
+	posix_spawnattr_setsigdefault(&attr, &reset);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	r = libc_spawn(0) ? rgroup__spawn(libc_spawn(0), &pid, _PATH_BSHELL, NULL, &attr, argv, environ)
+			  : ENOSYS;
+	posix_spawnattr_destroy(&attr);
+	if (r == 0) {
+		while (waitpid(pid, &status, 0) < 0) {
+			if (errno != EINTR) {
+				status = -1;
+				break;
+			}
+		}
+	} else {
+		status = W_EXITCODE(127, 0);
+	}
+
+	pthread_mutex_lock(&system_lock);
+	if (--system_users == 0) {
+		sigaction(SIGINT, &saved_int, NULL);
+		sigaction(SIGQUIT, &saved_quit, NULL);
+	}
+	pthread_mutex_unlock(&system_lock);
+	pthread_sigmask(SIG_SETMASK, &omask, NULL);
+	return status;
+}
+
+/* The streams popen() made and their children, for pclose(). */
+struct piped {
+	FILE *f;
+	pid_t pid;
+	struct piped *next;
+};
+static struct piped *piped;
+static pthread_mutex_t piped_lock = PTHREAD_MUTEX_INITIALIZER;
+
+RGROUP__EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
+	int reading = mode && mode[0] == 'r', cloexec = mode && strchr(mode, 'e');
+	posix_spawn_file_actions_t fa;
+	struct piped *p = NULL;
+	int fds[2], mine, theirs, want, r;
+	FILE *f = NULL;
+	pid_t pid;
+
+	if (!cmd || !mode || (mode[0] != 'r' && mode[0] != 'w') ||
+	    strspn(mode + 1, "e") != strlen(mode + 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = malloc(sizeof(*p));
+	if (!p || pipe2(fds, O_CLOEXEC) < 0) {
+		free(p);
+		return NULL;
+	}
+	mine = reading ? fds[0] : fds[1];
+	theirs = reading ? fds[1] : fds[0];
+	want = reading ? STDOUT_FILENO : STDIN_FILENO;
+	/* dup2 onto the same number would keep close-on-exec: move it. */
+	if (theirs == want) {
+		int moved = fcntl(theirs, F_DUPFD_CLOEXEC, 3);
+		if (moved < 0) {
+			r = errno;
+			goto fail;
+		}
+		close(theirs);
+		theirs = moved;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, theirs, want);
+	r = libc_spawn(0) ? rgroup__spawn(libc_spawn(0), &pid, _PATH_BSHELL, &fa, NULL, argv, environ)
+			  : ENOSYS;
+	posix_spawn_file_actions_destroy(&fa);
+	if (r)
+		goto fail;
+	close(theirs);
+	theirs = -1;
+	if (!cloexec)
+		fcntl(mine, F_SETFD, 0);
+	f = fdopen(mine, reading ? "r" : "w");
+	if (!f) {
+		r = errno;
+		close(mine);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		free(p);
+		errno = r;
+		return NULL;
+	}
+	p->f = f;
+	p->pid = pid;
+	pthread_mutex_lock(&piped_lock);
+	p->next = piped;
+	piped = p;
+	pthread_mutex_unlock(&piped_lock);
+	return f;
+fail:
+	close(mine);
+	if (theirs >= 0)
+		close(theirs);
+	free(p);
+	errno = r;
+	return NULL;
+}
+
+RGROUP__EXPORT int pclose(FILE *f)
+{
+	struct piped **pp, *p = NULL;
+	int status;
+
+	pthread_mutex_lock(&piped_lock);
+	for (pp = &piped; *pp; pp = &(*pp)->next)
+		if ((*pp)->f == f) {
+			p = *pp;
+			*pp = p->next;
+			break;
+		}
+	pthread_mutex_unlock(&piped_lock);
+	if (!p) {
+		/* Not ours: a stream libc's popen made for another library. */
+		if (rgroup__libc_pclose)
+			return rgroup__libc_pclose(f);
+		errno = ECHILD;
+		return -1;
+	}
+	fclose(f);
+	while (waitpid(p->pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	}
+	free(p);
+	return status;
 }

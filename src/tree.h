@@ -22,6 +22,7 @@
 #define RGROUP_TREE_H
 
 #include <pthread.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -224,6 +225,17 @@ int rgroup__my_nice(void);
 int rgroup__lookup_locked(id_t who, struct rgroup__node **out);
 
 /* ---- spawn.c ----------------------------------------------------------- */
+
+/* posix_spawn()'s shape. */
+typedef int rgroup__spawn_fn(pid_t *pid, const char *path,
+			     const posix_spawn_file_actions_t *actions,
+			     const posix_spawnattr_t *attr, char *const argv[],
+			     char *const envp[]);
+/* fn(...), made from the sgroup when a child of the calling thread would
+ * start inside an rgroup (rule 7). posix_spawn()'s error contract. */
+int rgroup__spawn(rgroup__spawn_fn *fn, pid_t *pid, const char *path,
+		  const posix_spawn_file_actions_t *actions,
+		  const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
 
 /* The fork handlers (pthread_atfork). */
 void rgroup__fork_prepare(void);
