@@ -107,6 +107,7 @@ void rgroup__fork_child(void)
 	st->keeper_running = 0;
 	st->keeper_tid = 0;
 	st->reap_wanted = 0;
+	st->nplain = st->nstrays = 0;   /* the census's buffers are reused */
 	st->pid = getpid();
 	rgroup__self.node = NULL;
 	rgroup__self.known = 1;

@@ -289,6 +289,7 @@ int rgroup__node_new(struct rgroup__node *parent, int nice, struct rgroup__node 
 
 void rgroup__node_free(struct rgroup__node *n)
 {
+	free(n->strays);
 	free(n);
 }
 

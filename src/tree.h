@@ -67,6 +67,11 @@ struct rgroup__node {
 	struct rgroup__hlink idlink;    /* in the table of ids */
 	struct rgroup__thread *threads; /* tracked members */
 	unsigned int nthreads;          /* tracked members */
+	/* Members the library did not make (plain pthread_create inside the
+	 * group), found by the keeper's census (keeper.c), so that they come
+	 * along when the process is moved (rule 8). */
+	pid_t *strays;
+	unsigned int nstrays, cap_strays;
 	unsigned int nchildren;
 	unsigned int pending;           /* threads being started into it */
 	unsigned int depth;             /* 1 for top-level */
@@ -108,6 +113,10 @@ struct rgroup__core {
 	int keeper_running;               /* keeper.c */
 	pid_t keeper_tid;                 /* keeper.c (atomic: the governor reads it) */
 	int reap_wanted;                  /* keeper.c */
+	pid_t *plain;                     /* keeper.c: at the last census, the */
+	size_t nplain, cap_plain;         /* threads seen in no rgroup and */
+	pid_t *strays;                    /* those seen in one (the nodes' */
+	size_t nstrays, cap_strays;       /* strays), sorted */
 	struct rgroup__node *stale_top;   /* spawn.c: a fork child's copy of the */
 	struct rgroup__node *stale_spares; /* parent's tree, freed at its first group */
 	struct rgroup__hlink **stale_slots[2]; /* and of its hash tables */
@@ -210,6 +219,9 @@ int rgroup__bind_all(void);
 int rgroup__any_spares(void);
 /* pthread key destructor: a tracked thread exits. */
 void rgroup__thread_exit(void *self);
+/* Add tid to a sorted, growing array of tids (the census's sets):
+ * -ENOMEM, or 0 (also when it is there already). */
+int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);
 /* Start one of the library's own threads (the keeper, the governor):
  * detached, a small stack, every signal blocked. 0 or an error number. */
 int rgroup__start_helper(void *(*fn)(void *));

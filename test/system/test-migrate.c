@@ -31,6 +31,29 @@ static int tree_in_place(const char *base, const struct rgt_worker *t, const str
 	return strcmp(want1, got1) == 0 && strcmp(want2, got2) == 0;
 }
 
+/* A member made with plain pthread_create() by a thread of g1. */
+struct plain_kid { pid_t tid; int stop; };
+
+static void *plain_kid_main(void *p)
+{
+	struct plain_kid *k = p;
+
+	__atomic_store_n(&k->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.01);
+	return NULL;
+}
+
+static void *plain_parent_main(void *p)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, plain_kid_main, p) != 0)
+		return NULL;
+	pthread_join(t, NULL);
+	return p;
+}
+
 static void rule8_migration(void)
 {
 	struct rgt_worker kid = { .new_group = 1, .set_nice = 1, .nice = -3 };
@@ -43,6 +66,19 @@ static void rule8_migration(void)
 	rgroup_of(kid.tid, &g2);
 	CHECK(rgroup_info(g1, &i1) == 0 && rgroup_info(g2, &i2) == 0, "info");
 	CHECK(tree_in_place(sga, &t, &kid, i1.name, i2.name), "the tree is in A");
+	/* A plain thread inside an rgroup of its own: a member too (rule 1). */
+	struct plain_kid pk = { 0 };
+	pthread_t pt;
+	rgroup_id_t pg = 0;
+	char want[PATH_MAX], where[PATH_MAX] = "";
+	struct rgroup_info pi = { .sz = sizeof(pi) };
+	CHECK(rgroup_thread_create(&pt, NULL, RGROUP_NEW, plain_parent_main, &pk) == 0, "plain member's parent");
+	while (!__atomic_load_n(&pk.tid, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.001);
+	CHECK(rgroup_of(pk.tid, &pg) == 0 && pg != 0 && rgroup_info(pg, &pi) == 0,
+	      "the plain thread is in its creator's rgroup");
+	/* The keeper's census (every 250 ms) has seen it. */
+	rgt_sleep(0.6);
 
 	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
 	double t0 = rgt_now(), took = -1;
@@ -56,6 +92,15 @@ static void rule8_migration(void)
 	fprintf(stderr, "  tree rebuilt in B after %.3f s\n", took);
 	CHECK(took >= 0 && took <= 1.0, "rebuilt within 1 s (%.3f s)", took);
 	CHECK(rgroup_dirs_in(sga) == 0, "nothing left in A (%d)", rgroup_dirs_in(sga));
+	snprintf(want, sizeof(want), "%s/%s", sgb, pi.name);
+	for (double t1 = rgt_now(); rgt_now() - t1 < 1.0; rgt_sleep(0.01)) {
+		rgt_thread_cgroup(pk.tid, where, sizeof(where));
+		if (strcmp(where, want) == 0)
+			break;
+	}
+	CHECK(strcmp(where, want) == 0, "the plain member came along: in '%s', want '%s'", where, want);
+	__atomic_store_n(&pk.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(pt, NULL);
 
 	char p1[PATH_MAX], p2[PATH_MAX];
 	snprintf(p1, sizeof(p1), "%s/%s", sgb, i1.name);
