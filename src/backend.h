@@ -101,6 +101,7 @@ struct rgroup__backend {
 	void (*quiesce)(void *priv);
 };
 
+extern const struct rgroup__backend rgroup__backend_native;
 extern const struct rgroup__backend rgroup__backend_cgroup2;
 extern const struct rgroup__backend rgroup__backend_cgroup1;
 extern const struct rgroup__backend rgroup__backend_governor;

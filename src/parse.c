@@ -600,6 +600,45 @@ int rgroup__format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
 }
 
 /*
+ * One line of a native kernel's /proc/<pid>/task/<tid>/rgroup: six
+ * space-separated decimals, nice signed and within -20..19, depth within
+ * 0..32, attached 0 or 1, fields after them ignored (the format may grow);
+ * a thread in no rgroup reads all zeros. -EINVAL for anything else.
+ */
+int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
+{
+	uint64_t v[6];
+	const char *p = text;
+	int r;
+
+	if (!text || !g)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		int neg = i == 3 && *p == '-';
+
+		if (i && *p++ != ' ')
+			return -EINVAL;
+		if ((r = rgroup__parse_u64(p + neg, &p, &v[i])) < 0)
+			return r;
+		if (neg && v[i] > 20)
+			return -ERANGE;
+		if (neg)
+			v[i] = (uint64_t)-(int64_t)v[i];
+	}
+	if (*p && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	if (v[2] > 32 || (int64_t)v[3] < -20 || (int64_t)v[3] > 19 || v[5] > 1)
+		return -EINVAL;
+	g->id = v[0];
+	g->parent = v[1];
+	g->depth = (unsigned int)v[2];
+	g->nice = (int)(int64_t)v[3];
+	g->usage_ns = v[4];
+	g->attached = (int)v[5];
+	return 0;
+}
+
+/*
  * The name of an rgroup directory: "rgroup-<pid>-<starttime>-<id>", all
  * decimal. pid and start time identify the owning process even after its
  * pid is reused (rgroup__cg_gc relies on that). Returns 0, -EINVAL (pid

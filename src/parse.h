@@ -56,6 +56,18 @@ int rgroup__parse_tids(const char *text, pid_t *tids, size_t max);
 /* Start time (field 22) from /proc/<pid>/stat text. */
 int rgroup__parse_stat_starttime(const char *text, uint64_t *start);
 
+/* /proc/<pid>/task/<tid>/rgroup of a kernel with native rgroups (the
+ * native backend, src/native-uapi.h): "id parent depth nice usage_ns
+ * attached", more fields may follow; id 0: the thread is in no rgroup. */
+struct rgroup__kgroup {
+	uint64_t id, parent;
+	unsigned int depth;
+	int nice;
+	uint64_t usage_ns;
+	int attached;
+};
+int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g);
+
 /* rgroup directory names: "rgroup-<pid>-<starttime>-<id>". */
 int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,
 			   uint64_t id);

@@ -35,10 +35,12 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* ---- The backends ------------------------------------------------------ */
 
-/* Chosen automatically, best first: the kernel enforces; where the process
- * can write no cgroup, the governor does it inside the process. The only
+/* Chosen automatically, best first: the kernel's own rgroups; the kernel
+ * enforces through cgroups; where the process can write no cgroup, the
+ * governor does it inside the process. The only
  * list of backends (backend.h). */
 const struct rgroup__backend *const rgroup__backends[] = {
+	&rgroup__backend_native,
 	&rgroup__backend_cgroup2,
 	&rgroup__backend_cgroup1,
 	&rgroup__backend_governor,
