@@ -411,6 +411,27 @@ int rgroup__spawn(rgroup__spawn_fn *fn, pid_t *pid, const char *path,
 	return r;
 }
 
+/* "sh -c cmd", spawned as rgroup__spawn() does: posix_spawn()'s errors. */
+static int spawn_shell(pid_t *pid, const char *cmd, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
+	rgroup__spawn_fn *fn = libc_spawn(0);
+
+	return fn ? rgroup__spawn(fn, pid, _PATH_BSHELL, fa, attr, argv, environ) : ENOSYS;
+}
+
+/* Wait for a child of ours, through signals: its status, or -1. */
+static int reap_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
 /*
  * system(3) as glibc does it: SIGINT and SIGQUIT ignored and SIGCHLD
  * blocked in the caller while the command runs (counted, for calls from
@@ -423,11 +444,10 @@ static struct sigaction saved_int, saved_quit;
 
 RGROUP__EXPORT int system(const char *cmd)
 {
-	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	posix_spawnattr_t attr;
 	sigset_t chld, omask, reset;
-	int status = -1, r;
+	int status, r;
 	pid_t pid;
 
 	if (!cmd)
@@ -452,19 +472,9 @@ RGROUP__EXPORT int system(const char *cmd)
 	posix_spawnattr_setsigmask(&attr, &omask);
 	posix_spawnattr_setsigdefault(&attr, &reset);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-	r = libc_spawn(0) ? rgroup__spawn(libc_spawn(0), &pid, _PATH_BSHELL, NULL, &attr, argv, environ)
-			  : ENOSYS;
+	r = spawn_shell(&pid, cmd, NULL, &attr);
 	posix_spawnattr_destroy(&attr);
-	if (r == 0) {
-		while (waitpid(pid, &status, 0) < 0) {
-			if (errno != EINTR) {
-				status = -1;
-				break;
-			}
-		}
-	} else {
-		status = W_EXITCODE(127, 0);
-	}
+	status = r == 0 ? reap_child(pid) : W_EXITCODE(127, 0);
 
 	pthread_mutex_lock(&system_lock);
 	if (--system_users == 0) {
@@ -485,14 +495,35 @@ struct piped {
 static struct piped *piped;
 static pthread_mutex_t piped_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The pipe of a popen(): *mine for the caller, *theirs (never fd 0 or 1,
+ * whose dup2 onto itself would keep close-on-exec) for the child. */
+static int popen_pipe(int reading, int *mine, int *theirs)
+{
+	int fds[2], moved;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return errno;
+	*mine = reading ? fds[0] : fds[1];
+	*theirs = reading ? fds[1] : fds[0];
+	if (*theirs > STDOUT_FILENO)
+		return 0;
+	moved = fcntl(*theirs, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (moved < 0) {
+		int e = errno;
+		close(fds[0]);
+		close(fds[1]);
+		return e;
+	}
+	close(*theirs);
+	*theirs = moved;
+	return 0;
+}
+
 RGROUP__EXPORT FILE *popen(const char *cmd, const char *mode)
 {
-	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
-	int reading = mode && mode[0] == 'r', cloexec = mode && strchr(mode, 'e');
+	int reading = mode && mode[0] == 'r', mine = -1, theirs = -1, r;
 	posix_spawn_file_actions_t fa;
-	struct piped *p = NULL;
-	int fds[2], mine, theirs, want, r;
-	FILE *f = NULL;
+	struct piped *p;
 	pid_t pid;
 
 	if (!cmd || !mode || (mode[0] != 'r' && mode[0] != 'w') ||
@@ -501,55 +532,36 @@ RGROUP__EXPORT FILE *popen(const char *cmd, const char *mode)
 		return NULL;
 	}
 	p = malloc(sizeof(*p));
-	if (!p || pipe2(fds, O_CLOEXEC) < 0) {
-		free(p);
+	if (!p)
 		return NULL;
-	}
-	mine = reading ? fds[0] : fds[1];
-	theirs = reading ? fds[1] : fds[0];
-	want = reading ? STDOUT_FILENO : STDIN_FILENO;
-	/* dup2 onto the same number would keep close-on-exec: move it. */
-	if (theirs == want) {
-		int moved = fcntl(theirs, F_DUPFD_CLOEXEC, 3);
-		if (moved < 0) {
-			r = errno;
-			goto fail;
-		}
-		close(theirs);
-		theirs = moved;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, theirs, want);
-	r = libc_spawn(0) ? rgroup__spawn(libc_spawn(0), &pid, _PATH_BSHELL, &fa, NULL, argv, environ)
-			  : ENOSYS;
-	posix_spawn_file_actions_destroy(&fa);
+	r = popen_pipe(reading, &mine, &theirs);
 	if (r)
 		goto fail;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, theirs, reading ? STDOUT_FILENO : STDIN_FILENO);
+	r = spawn_shell(&pid, cmd, &fa, NULL);
+	posix_spawn_file_actions_destroy(&fa);
 	close(theirs);
-	theirs = -1;
-	if (!cloexec)
+	if (r) {
+		close(mine);
+		goto fail;
+	}
+	if (!strchr(mode, 'e'))
 		fcntl(mine, F_SETFD, 0);
-	f = fdopen(mine, reading ? "r" : "w");
-	if (!f) {
+	p->f = fdopen(mine, reading ? "r" : "w");
+	if (!p->f) {
 		r = errno;
 		close(mine);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		free(p);
-		errno = r;
-		return NULL;
+		reap_child(pid);
+		goto fail;
 	}
-	p->f = f;
 	p->pid = pid;
 	pthread_mutex_lock(&piped_lock);
 	p->next = piped;
 	piped = p;
 	pthread_mutex_unlock(&piped_lock);
-	return f;
+	return p->f;
 fail:
-	close(mine);
-	if (theirs >= 0)
-		close(theirs);
 	free(p);
 	errno = r;
 	return NULL;
@@ -576,12 +588,7 @@ RGROUP__EXPORT int pclose(FILE *f)
 		return -1;
 	}
 	fclose(f);
-	while (waitpid(p->pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			status = -1;
-			break;
-		}
-	}
+	status = reap_child(p->pid);
 	free(p);
 	return status;
 }
