@@ -905,8 +905,9 @@ static int threads_named(const char *name, pid_t *tids, int max)
  *             of Y's rgroup), at the same rate;
  *   taken     1 - withheld / freed; the executor's own part of the loss
  *             is (withheld - paused) / freed.
- * Asserted, on the median of the pairs: the executor loses at most 5% on
- * every backend, and Y has a worker per CPU (else it could not use what X
+ * Asserted, on the median of six pairs (a pause still on at the end of a
+ * window is blocked time but not yet in throttled_ns, so a single pair can
+ * be off): the executor loses at most 5% on every backend, and Y has a worker per CPU (else it could not use what X
  * leaves however runnable its workers are); the whole is >= 95% on a
  * kernel backend, which never pauses a thread. On the governor the whole
  * includes its pauses: here 3-8% of the freed CPU under load (the
