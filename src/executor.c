@@ -456,7 +456,7 @@ static void set_thread_name(const char *name, const char *suffix)
 {
 	char buf[16];
 
-	snprintf(buf, sizeof(buf), "%s%s", name, suffix);
+	snprintf(buf, sizeof(buf), "%s%s", *name ? name : "rgroup-worker", suffix);
 	pthread_setname_np(pthread_self(), buf);
 }
 
@@ -1258,6 +1258,12 @@ static int cancel_one(struct xgroup *g, uint64_t id)
 	n = g->count;
 	g->canceled += n;
 	g->count = 0;
+	if (g->a.state != A_UP) {
+		/* Workers asked for that no anchor has seen: not needed now
+		 * (else a group whose rgroup cannot be made is retried on). */
+		g->nstarting -= g->spawn_req;
+		g->spawn_req = 0;
+	}
 	ring = g->ring;
 	cap = g->cap;
 	head = g->head;
