@@ -32,7 +32,9 @@
  * _info's cpu_ns), not wall time: other load on the machine slows both
  * groups alike and drops out of the share. 0.5 s warm-up (the governor
  * adapts over a few of its periods) and 2.5 s measured: on a pinned CPU a
- * scheduling period is a few ms, so the window holds hundreds of them.
+ * scheduling period is a few ms, so the window holds hundreds of them. On
+ * the governor, a window counts only if the process got CPU worth dividing
+ * (see measure()).
  * Tolerance 5% relative (issue 13): one nice step is 25%, and a pool whose
  * groups competed as their threads would be off by 60% (4 workers against
  * 1) or more.
@@ -742,28 +744,50 @@ static void backlog(rgroup_exec_group_t *g, struct counter *c, const int *per_ro
 	}
 }
 
-/* The groups' CPU seconds over the window, from their threads' clocks;
- * also checks both still had queued work at its end. */
-static int measure(rgroup_exec_group_t *g, int n, double *cpu)
+/*
+ * The groups' CPU seconds over a window of MEASURE_S in which they got CPU
+ * worth dividing, from their threads' clocks; 0 if none of MAX_WINDOWS
+ * did. The governor divides only the CPU time the process gets: when other
+ * load leaves the pinned test less than 40% of its CPU, its quotas stop
+ * binding and the kernel's per-thread split shows through (here, with four
+ * busy processes on the test's CPU, 16% off on the 10x case on the
+ * governor and 0.0% on cgroup1; the library's own governor-share test is
+ * 4-7% off then, and fails its "got CPU time" check). Such a window says
+ * nothing about the executor, so another is measured. A kernel backend
+ * splits exactly even then; it needs 10%, only so that the shares are not
+ * a handful of time slices. Also checks both still had queued work at the
+ * end of the window.
+ */
+#define MAX_WINDOWS 4
+
+static int measure(rgroup_exec_group_t *g, int n, double *cpu, double *got)
 {
-	double c0[8], t0;
-	int ok = 1;
+	double need = rgt_kernel() ? 0.10 : 0.40;
+	double c0[8], t0, sum = 0;
 
 	rgt_sleep(WARMUP_S);
-	for (int i = 0; i < n; i++)
-		c0[i] = ginfo(g[i]).cpu_ns / 1e9;
-	t0 = rgt_now();
-	rgt_sleep(MEASURE_S);
+	for (int w = 0; w < MAX_WINDOWS; w++) {
+		for (int i = 0; i < n; i++)
+			c0[i] = ginfo(g[i]).cpu_ns / 1e9;
+		t0 = rgt_now();
+		rgt_sleep(MEASURE_S);
+		double dt = rgt_now() - t0;
+		sum = 0;
+		for (int i = 0; i < n; i++)
+			sum += cpu[i] = ginfo(g[i]).cpu_ns / 1e9 - c0[i];
+		*got = sum / dt;
+		if (*got >= need)
+			break;
+		fprintf(stderr, "  window %d: the groups got %.0f%% of the CPU (other load), need %.0f%%:"
+			" measuring again\n", w + 1, 100 * *got, 100 * need);
+	}
 	for (int i = 0; i < n; i++) {
 		struct rgroup_exec_group_info in = ginfo(g[i]);
-		cpu[i] = in.cpu_ns / 1e9 - c0[i];
-		fprintf(stderr, "  %-6s %u workers, %llu items done, %u queued, %.2f CPU s in %.2f s\n",
-			in.name, in.workers, (unsigned long long)in.completed, in.queued, cpu[i],
-			rgt_now() - t0);
-		if (!in.queued)
-			ok = 0;
+		fprintf(stderr, "  %-6s %u workers, %llu items done, %u queued, %.2f CPU s in the window\n",
+			in.name, in.workers, (unsigned long long)in.completed, in.queued, cpu[i]);
+		CHECK(in.queued > 0, "%s still had queued items at the end of the window", in.name);
 	}
-	return ok;
+	return *got >= need;
 }
 
 static void split_case(const char *what, rgroup_exec_group_t *g, const char **label, int n,
@@ -771,20 +795,26 @@ static void split_case(const char *what, rgroup_exec_group_t *g, const char **la
 		       rgroup_exec_t p)
 {
 	struct counter c[8];
-	double cpu[8], sum = 0;
+	double cpu[8], sum = 0, got;
 
 	for (int i = 0; i < n; i++)
 		c[i] = (struct counter){ .iters = iters_per_ms / 2 };
 	backlog(g, c, per_round, total, n);
-	int both = measure(g, n, cpu);
-	CHECK(both, "every group still had queued items at the end of the window");
+	int ok = measure(g, n, cpu, &got);
 	for (int i = 0; i < n; i++)
 		sum += cpu[i];
-	CHECK(sum > 0.25 * MEASURE_S, "the groups got CPU time (%.2f s of one CPU in %.1f s)", sum, MEASURE_S);
-	model_run(m, 1);
-	fprintf(stderr, "  %s:\n", what);
-	for (int i = 0; i < n && sum > 0; i++)
-		CHECK_NEAR(label[i], cpu[i] / sum, model_fraction(m, mi[i]), TOLERANCE);
+	if (!ok && !rgt_kernel())
+		rgt_skip_case("in %d windows of %.1f s the groups got at most %.0f%% of the CPU:"
+			      " the governor cannot divide what the process does not get",
+			      MAX_WINDOWS, MEASURE_S, 100 * got);
+	else
+		CHECK(ok, "the groups got CPU time (%.0f%% of one CPU)", 100 * got);
+	if (ok) {
+		model_run(m, 1);
+		fprintf(stderr, "  %s (the groups got %.0f%% of the CPU):\n", what, 100 * got);
+		for (int i = 0; i < n && sum > 0; i++)
+			CHECK_NEAR(label[i], cpu[i] / sum, model_fraction(m, mi[i]), TOLERANCE);
+	}
 	int canceled = rgroup_exec_cancel(p, 0);
 	CHECK(canceled > 0, "canceled the rest (%d)", canceled);
 	CHECK(rgroup_exec_wait(p, 0, 10000) == 0, "wait");
