@@ -437,17 +437,47 @@ static void want_anchor(struct xgroup *g)
 	}
 }
 
-/* Does g still need an anchor? Pool and group lock held. */
+/* Does g still need an anchor: work of its own, or a subgroup with
+ * threads or needing them? Pool lock held; the groups' locks are taken
+ * one at a time. */
 static int needs_anchor(struct xgroup *g)
 {
-	if (g->dead)
+	G_LOCK(g);
+	int dead = g->dead, own = g->count || g->nstarting;
+	G_UNLOCK(g);
+	if (dead)
 		return 0;
-	if (g->count || g->nstarting)
+	if (own)
 		return 1;
-	for (struct xgroup *c = g->children; c; c = c->next)
-		if (c->a.state != A_NONE)
+	for (struct xgroup *c = g->children; c; c = c->next) {
+		const struct anchor *a = &c->a;
+
+		if (a->state == A_UP || a->have_th || a->creating ||
+		    (a->state == A_WANTED && needs_anchor(c)))
 			return 1;
+	}
 	return 0;
+}
+
+/* g's anchor is wanted no more: neither are those of its subgroups that
+ * were waiting for it. Pool lock held. */
+static void unwant(struct xgroup *g)
+{
+	set_anchor_state(g, A_NONE);
+	for (struct xgroup *c = g->children; c; c = c->next)
+		if (c->a.state == A_WANTED)
+			unwant(c);
+}
+
+/* Poke the anchor that would start g's: the nearest ancestor's that runs,
+ * or the root's. Pool lock held. */
+static void poke_maker(struct xgroup *g)
+{
+	struct xgroup *p = g->parent;
+
+	while (p && p->a.state != A_UP)
+		p = p->parent;
+	poke(p ? &p->a : &g->pool->root);
 }
 
 /* ---- Workers ---------------------------------------------------------- */
@@ -633,11 +663,8 @@ again:
 		}
 		if (a->state != A_WANTED || a->creating || a->have_th)
 			continue;
-		G_LOCK(c);
-		int need = needs_anchor(c);
-		G_UNLOCK(c);
-		if (!need) {
-			set_anchor_state(c, A_NONE);
+		if (!needs_anchor(c)) {
+			unwant(c);
 			pthread_cond_broadcast(&p->cond);
 			continue;
 		}
@@ -1443,7 +1470,7 @@ static int destroy_locked(struct xpool *p, struct xgroup *g, unsigned int flags)
 	for (w = wake; w; w = w->snext)
 		futex_wake(&w->wake, 1);
 	poke(&g->a);
-	poke(parent_anchor(g)); /* a wanted anchor that is no longer needed */
+	poke_maker(g); /* a wanted anchor that is no longer needed */
 	for (;;) {
 		G_LOCK(g);
 		int busy = g->a.state != A_NONE || g->a.have_th || g->a.creating || g->nworkers;

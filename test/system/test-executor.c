@@ -35,9 +35,15 @@
  * scheduling period is a few ms, so the window holds hundreds of them. On
  * the governor, a window counts only if the process got CPU worth dividing
  * (see measure()).
- * Tolerance 5% relative (issue 13): one nice step is 25%, and a pool whose
- * groups competed as their threads would be off by 60% (4 workers against
- * 1) or more.
+ * Tolerance: issue 13's "50% +- 5% of the pool's CPU", i.e. each share
+ * within 5 points of the model's, on every backend; on a kernel backend
+ * also within 5% relative (a small share's error weighs more so), which
+ * pinned runs meet with room (worst here 0.7%, 2.7% in the VM). The
+ * governor divides the CPU itself, to issue 4's 10% relative
+ * (test-gov-share.c): under a load average of 100-300 from other jobs it
+ * was 8% relative (1.3 points) off on a 16% share here. One nice step is
+ * 25%, and a pool whose groups competed as their threads would be 30
+ * points off (4 workers against 1), so a real error fails either way.
  */
 #include <malloc.h>
 #include <sys/mman.h>
@@ -59,7 +65,8 @@
 
 #define WARMUP_S   0.5
 #define MEASURE_S  2.5
-#define TOLERANCE  0.05
+#define TOLERANCE  0.05     /* of the CPU: points of share */
+#define TOL_KERNEL 0.05     /* relative, on a kernel backend */
 
 static char sg[PATH_MAX];
 static cpu_set_t all_cpus;
@@ -716,7 +723,22 @@ static void cancel_and_destroy(void)
 	}
 	CHECK(rgroup_exec_destroy(p, RGROUP_EXEC_DRAIN) == 0 && c.ran == 60 && c.canceled == 0,
 	      "pool destroy, drain: ran %ld", c.ran);
-	(void)c2;
+
+	/* A group destroyed while its rgroup and its parent's are still on
+	 * their way: nothing waits for them, and no rgroup is left. */
+	p = make_pool(1, 50);
+	for (int i = 0; i < 20; i++) {
+		rgroup_exec_group_t P = make_group(p, "P", 0, 0, 0);
+		rgroup_exec_group_t C = make_group(p, "P.C", P, 0, 0);
+		c2 = (struct counter){ .iters = 1 };
+		rgroup_exec_submit(C, count_item, &c2);
+		double t0 = rgt_now();
+		int r = rgroup_exec_group_destroy(C, i % 2 ? RGROUP_EXEC_DRAIN : 0);
+		CHECK(r >= 0 && r + c2.ran == 1 && c2.canceled == r, "destroy on the way: %d, ran %ld", r, c2.ran);
+		CHECK(rgt_now() - t0 < 0.5, "destroy on the way took %.3f s", rgt_now() - t0);
+		CHECK(rgroup_exec_group_destroy(P, 0) == 0, "then its parent");
+	}
+	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
 	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
@@ -790,6 +812,20 @@ static int measure(rgroup_exec_group_t *g, int n, double *cpu, double *got)
 	return *got >= need;
 }
 
+/* A share against the model's: within TOLERANCE points, and on a kernel
+ * backend within TOL_KERNEL relative. */
+static void check_share(const char *what, double got, double want)
+{
+	double pts = fabs(got - want), rel = want > 0 ? pts / want : pts;
+	int bad = pts > TOLERANCE || (rgt_kernel() && rel > TOL_KERNEL);
+
+	fprintf(stderr, "  %-28s actual %.4f expected %.4f: %4.1f points, %5.1f%% (tolerance %.0f points%s)%s\n",
+		what, got, want, 100 * pts, 100 * rel, 100 * TOLERANCE,
+		rgt_kernel() ? ", 5% relative" : "", bad ? "  <-- FAIL" : "");
+	if (bad)
+		rgt_failures++;
+}
+
 static void split_case(const char *what, rgroup_exec_group_t *g, const char **label, int n,
 		       const int *per_round, const long *total, struct model *m, const int *mi,
 		       rgroup_exec_t p)
@@ -813,7 +849,7 @@ static void split_case(const char *what, rgroup_exec_group_t *g, const char **la
 		model_run(m, 1);
 		fprintf(stderr, "  %s (the groups got %.0f%% of the CPU):\n", what, 100 * got);
 		for (int i = 0; i < n && sum > 0; i++)
-			CHECK_NEAR(label[i], cpu[i] / sum, model_fraction(m, mi[i]), TOLERANCE);
+			check_share(label[i], cpu[i] / sum, model_fraction(m, mi[i]));
 	}
 	int canceled = rgroup_exec_cancel(p, 0);
 	CHECK(canceled > 0, "canceled the rest (%d)", canceled);
