@@ -822,8 +822,7 @@ static void check_share(const char *what, double got, double want)
 	fprintf(stderr, "  %-28s actual %.4f expected %.4f: %4.1f points, %5.1f%% (tolerance %.0f points%s)%s\n",
 		what, got, want, 100 * pts, 100 * rel, 100 * TOLERANCE,
 		rgt_kernel() ? ", 5% relative" : "", bad ? "  <-- FAIL" : "");
-	if (bad)
-		rgt_failures++;
+	CHECK(!bad, "%s off the model's share", what);
 }
 
 static void split_case(const char *what, rgroup_exec_group_t *g, const char **label, int n,
