@@ -365,6 +365,7 @@ struct xgroup {
 	int error;
 	rgroup_id_t rgroup;
 	uint64_t rgroups, submitted, completed, canceled, cpu_dead_ns;
+	uint64_t exits;           /* workers that added to cpu_dead_ns */
 };
 
 struct xpool {
@@ -573,6 +574,7 @@ static void *worker_main(void *arg)
 	w->state = W_EXITED;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 		g->cpu_dead_ns += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	g->exits++;
 	wake_idle = became_idle(g);
 	poke(&g->a); /* it joins us; it cannot end before (unjoined > 0) */
 	G_UNLOCK(g);
@@ -1097,6 +1099,45 @@ EXPORT int rgroup_exec_group_setnice(rgroup_exec_group_t group, int nice)
 	return r;
 }
 
+/*
+ * The CPU time of g's threads, all its rgroups. Pool lock held, so its
+ * anchor cannot end meanwhile; g's lock held on entry and return. Reading
+ * another thread's clock is a system call, so the workers' clocks are read
+ * with g's lock dropped (a thread that stalled while holding it, a reader
+ * preempted under load, would stall the group's workers), and read again
+ * if a worker ended meanwhile (its time moved into cpu_dead_ns).
+ */
+static uint64_t group_cpu_ns(struct xgroup *g)
+{
+	clockid_t clk[MAX_WORKERS_LIMIT];
+	uint64_t sum = 0;
+
+	for (int tries = 0; tries < 3; tries++) {
+		uint64_t exits = g->exits;
+		unsigned int n = 0;
+
+		sum = g->cpu_dead_ns;
+		for (struct worker *w = g->records; w && n < MAX_WORKERS_LIMIT; w = w->next)
+			if (w->state == W_RUNNING)
+				clk[n++] = w->clk;
+		G_UNLOCK(g);
+		for (unsigned int i = 0; i < n; i++)
+			sum += thread_cpu_ns(clk[i]);
+		G_LOCK(g);
+		if (g->exits == exits)
+			goto anchor;
+	}
+	/* Workers keep ending: read under the lock. */
+	sum = g->cpu_dead_ns;
+	for (struct worker *w = g->records; w; w = w->next)
+		if (w->state == W_RUNNING)
+			sum += thread_cpu_ns(w->clk);
+anchor:
+	if (g->a.state == A_UP)
+		sum += thread_cpu_ns(g->a.clk);
+	return sum;
+}
+
 EXPORT int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_group_info *info)
 {
 	struct rgroup_exec_group_info out = { .sz = sizeof(out) };
@@ -1116,6 +1157,7 @@ EXPORT int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_
 	out.nice = g->nice;
 	memcpy(out.name, g->name, sizeof(out.name));
 	G_LOCK(g);
+	out.cpu_ns = group_cpu_ns(g); /* drops the lock a moment: first */
 	out.max_workers = g->max_workers;
 	out.workers = g->nworkers;
 	out.running = g->nrunning;
@@ -1126,12 +1168,6 @@ EXPORT int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_
 	out.submitted = g->submitted;
 	out.completed = g->completed;
 	out.canceled = g->canceled;
-	out.cpu_ns = g->cpu_dead_ns;
-	for (struct worker *w = g->records; w; w = w->next)
-		if (w->state == W_RUNNING)
-			out.cpu_ns += thread_cpu_ns(w->clk);
-	if (g->a.state == A_UP)
-		out.cpu_ns += thread_cpu_ns(g->a.clk);
 	G_UNLOCK(g);
 	P_UNLOCK(g->pool);
 	out.sz = sz;

@@ -990,12 +990,16 @@ static int threads_named(const char *name, pid_t *tids, int max)
  * includes its pauses: here 3-8% of the freed CPU under load (the
  * benchmark's own idle figure for the governor, without any executor:
  * 91.5-97.1%, docs/BENCHMARKS.md), so the whole gets the bound of the
- * governor's own idle test (test-gov-share.c: 80%) and is printed.
+ * governor's own idle test (test-gov-share.c: 80%) and is printed. And as
+ * in the split cases, a pair counts on the governor only if the groups got
+ * 40% of the CPUs with both busy (at a load average of 430 from other jobs
+ * they got 27-42%, and the governor paused Y for up to half of what X
+ * left): up to 12 pairs for 6 that count, skipped below 4.
  */
 static void work_conservation(void)
 {
-	int ncpu = CPU_COUNT(&all_cpus), pairs = 6;
-	double taken[8], own[8], settle = 0.3, span = 1.0;
+	int ncpu = CPU_COUNT(&all_cpus), want = 6, valid = 0;
+	double taken[12], own[12], settle = 0.3, span = 1.0;
 	struct counter cx = { .iters = iters_per_ms / 2 }, cy = { .iters = iters_per_ms / 2 };
 
 	CHECK(sched_setaffinity(0, sizeof(all_cpus), &all_cpus) == 0, "unpin: %s", strerror(errno));
@@ -1003,10 +1007,10 @@ static void work_conservation(void)
 	rgroup_exec_group_t x = make_group(p, "X", 0, 0, 0), y = make_group(p, "Y", 0, 0, 0);
 	long ny = 0;
 
-	/* Y's backlog outlasts the case: 2 CPUs for 12 s at 0.5 ms. */
-	for (; ny < 60000; ny++)
+	/* Y's backlog outlasts the case: 2 CPUs for 30 s at 0.5 ms. */
+	for (; ny < 120000; ny++)
 		rgroup_exec_submit(y, count_item, &cy);
-	for (int pi = 0; pi < pairs; pi++) {
+	for (int pi = 0; pi < 12 && valid < want; pi++) {
 		double freed = 0, withheld = 0, paused = 0, both_cpus = 0, idle_cpus = 0;
 		unsigned y_workers = 0;
 
@@ -1057,24 +1061,34 @@ static void work_conservation(void)
 				pz = (ri.throttled_ns / 1e9 - th0) / dt;
 			paused = pz * rate < withheld ? pz * rate : withheld;
 		}
-		taken[pi] = freed > 0 ? 1 - withheld / freed : 0;
-		own[pi] = freed > 0 ? 1 - (withheld - paused) / freed : 0;
+		int counts = rgt_kernel() || both_cpus >= 0.4 * ncpu;
+		double t = freed > 0 ? 1 - withheld / freed : 0, o = freed > 0 ? 1 - (withheld - paused) / freed : 0;
 		fprintf(stderr, "  pair %d: X had %.2f CPUs; X dry: Y's %u workers lost %.3f CPUs blocked,"
 			" %.3f of it paused by the governor: taken %.3f, the executor's own %.3f;"
-			" the groups got %.2f CPUs both busy, %.2f with X dry\n", pi, freed, y_workers,
-			withheld, paused, taken[pi], own[pi], both_cpus, idle_cpus);
+			" the groups got %.2f CPUs both busy, %.2f with X dry%s\n", pi, freed, y_workers,
+			withheld, paused, t, o, both_cpus, idle_cpus,
+			counts ? "" : " (not counted: under 40% of the CPUs)");
 		CHECK(y_workers == (unsigned)ncpu, "Y has a worker per CPU (%u of %d)", y_workers, ncpu);
+		if (counts) {
+			taken[valid] = t;
+			own[valid++] = o;
+		}
 	}
-	qsort(taken, pairs, sizeof(taken[0]), cmp_double);
-	qsort(own, pairs, sizeof(own[0]), cmp_double);
-	double med = (taken[pairs / 2 - 1] + taken[pairs / 2]) / 2;
-	double med_own = (own[pairs / 2 - 1] + own[pairs / 2]) / 2;
-	double bound = rgt_kernel() ? 0.95 : 0.80;
-	fprintf(stderr, "  Y took of the CPU X left (median of %d pairs): %.3f (bound %.2f on %s);"
-		" without the governor's pauses %.3f (bound 0.95)\n", pairs, med, bound,
-		rgroup_backend(), med_own);
-	CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
-	CHECK(med >= bound, "work conservation: %.3f < %.2f", med, bound);
+	if (valid < 4) {
+		rgt_skip_case("only %d of 12 pairs got 40%% of the CPUs: the governor cannot divide what"
+			      " the process does not get", valid);
+	} else {
+		qsort(taken, valid, sizeof(taken[0]), cmp_double);
+		qsort(own, valid, sizeof(own[0]), cmp_double);
+		double med = valid % 2 ? taken[valid / 2] : (taken[valid / 2 - 1] + taken[valid / 2]) / 2;
+		double med_own = valid % 2 ? own[valid / 2] : (own[valid / 2 - 1] + own[valid / 2]) / 2;
+		double bound = rgt_kernel() ? 0.95 : 0.80;
+		fprintf(stderr, "  Y took of the CPU X left (median of %d pairs): %.3f (bound %.2f on %s);"
+			" without the governor's pauses %.3f (bound 0.95)\n", valid, med, bound,
+			rgroup_backend(), med_own);
+		CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
+		CHECK(med >= bound, "work conservation: %.3f < %.2f", med, bound);
+	}
 	CHECK(rgroup_exec_destroy(p, 0) > 0, "destroy cancels Y's backlog");
 	CHECK(cy.ran + cy.canceled == ny, "Y: every item ran or was canceled");
 	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
