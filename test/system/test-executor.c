@@ -1322,16 +1322,29 @@ static const struct rgt_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("RGROUP_EXEC_CHURN_ROUNDS");
+	const char *env = getenv("RGROUP_EXEC_CHURN_ROUNDS"), *be = getenv("RGROUP_BACKEND");
+	int niced = 0;
 
 	if (env && *env)
 		churn_rounds = atol(env);
+	/*
+	 * The governor divides only the CPU time its process gets (it makes
+	 * no kernel group): with two busy processes and other jobs on this
+	 * machine, the pinned test got 20-38% of its CPU, where the governor's
+	 * own accuracy falls apart (measure()). So on the governor the test
+	 * competes at nice -10 where it may: every thread, the library's
+	 * included (this is before its first use), inherits it, so the split
+	 * inside the process is the same, only outside load takes less. Not
+	 * allowed: the window rule decides, as on any backend.
+	 */
+	if (be && !strcmp(be, "governor"))
+		niced = setpriority(PRIO_PROCESS, 0, -10) == 0;
 	rgt_sg_init();
 	if (rgt_pin_one_cpu(&all_cpus) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	rgt_sg_enter(sg, sizeof(sg));
-	fprintf(stderr, "backend %s, system group %s, pinned to one CPU (%d CPUs in all)\n",
-		rgroup_backend(), sg, CPU_COUNT(&all_cpus));
+	fprintf(stderr, "backend %s, system group %s, pinned to one CPU (%d CPUs in all)%s\n",
+		rgroup_backend(), sg, CPU_COUNT(&all_cpus), niced ? ", at nice -10" : "");
 	calibrate();
 	warm_up();
 	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
