@@ -572,8 +572,14 @@ static void idle_and_back(void)
 	fprintf(stderr, "  gone %.2f s after the last item (idle_ms 100; directories may stay"
 		" up to 0.5 s as the library's spares)\n", rgt_now() - t0);
 
-	CHECK(rgroup_exec_submit(C, probe_item, &pr2) == 0 && rgroup_exec_wait(p, C, 5000) == 0,
-	      "work in C again");
+	t0 = rgt_now();
+	int r = rgroup_exec_submit(C, probe_item, &pr2);
+	int w = r ? r : rgroup_exec_wait(p, C, 10000);
+	struct rgroup_exec_group_info ic = ginfo(C), ip = ginfo(P);
+	CHECK(r == 0 && w == 0, "work in C again: submit %d, wait %d after %.2f s; C: error %d, queued %u,"
+	      " %u workers, rgroup %llu; P: error %d, rgroup %llu", r, w, rgt_now() - t0, ic.error,
+	      ic.queued, ic.workers, (unsigned long long)ic.rgroup, ip.error, (unsigned long long)ip.rgroup);
+	fprintf(stderr, "  back %.3f s after the submission\n", rgt_now() - t0);
 	CHECK(pr2.ok && pr2.rg && pr2.rg != pr.rg && pr2.parent != pr.parent,
 	      "new rgroups: C %llu -> %llu, P %llu -> %llu", (unsigned long long)pr.rg,
 	      (unsigned long long)pr2.rg, (unsigned long long)pr.parent, (unsigned long long)pr2.parent);
