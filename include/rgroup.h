@@ -135,6 +135,118 @@ int rgroup_probe(const char *name, char *why, size_t len);
  * Returns how many directories were removed, or a negative errno. */
 int rgroup_gc(const char *dir);
 
+/* ---- The executor: work items that run in their work group's rgroup -- */
+
+/*
+ * A pool of worker threads divided into work groups. Each work group's
+ * workers live in an rgroup of their own (nested like the work groups), so
+ * the kernel divides the CPU between the groups by their nice values however
+ * many items each submits. Workers start on demand, up to a maximum per
+ * group, and end when idle: an unused group has no thread and no rgroup
+ * (rule 3), and gets a new rgroup, at the same nice value, when work comes.
+ * See rgroup_exec_create(3).
+ *
+ * Handles are numbers, never reused within a process: a call with a
+ * handle of a destroyed pool or group fails with -ENOENT. Functions return
+ * 0 (or a count) or a negative errno.
+ */
+typedef uint64_t rgroup_exec_t;          /* a pool; 0 is never one */
+typedef uint64_t rgroup_exec_group_t;    /* a work group; 0 is never one */
+
+#define RGROUP_EXEC_NAME_MAX 32          /* a group's name, with its NUL */
+#define RGROUP_EXEC_DRAIN    0x1u        /* destroy: run pending items first */
+
+/* Set `sz` to sizeof(struct rgroup_exec_opts); zeroed fields take the
+ * default. The struct can grow: older callers keep working. */
+struct rgroup_exec_opts {
+	size_t sz;
+	unsigned int max_workers;  /* per group (0: the CPUs the creator may use) */
+	unsigned int idle_ms;      /* an idle worker ends after this (0: 1000) */
+	size_t stack_size;         /* of each worker (0: pthread's default) */
+	/* Called, if set, for each item removed without running (cancel,
+	 * destroy), by the thread that removed it, outside every lock. */
+	void (*canceled)(void (*fn)(void *), void *arg);
+};
+
+/* Make a pool. Its groups' rgroups nest under the calling thread's group:
+ * top-level rgroups when it is in none. -EINVAL (bad opts), -ENOTSUP (no
+ * backend here: see rgroup_probe()), -ENOMEM, -EAGAIN. */
+int rgroup_exec_create(rgroup_exec_t *pool, const struct rgroup_exec_opts *opts);
+
+/* Stop taking work: from now on rgroup_exec_submit() and
+ * rgroup_exec_group_create() fail with -ESHUTDOWN; what was submitted
+ * still runs. */
+int rgroup_exec_shutdown(rgroup_exec_t pool);
+
+/* Shut down, then cancel the pending items (flags 0) or run them
+ * (RGROUP_EXEC_DRAIN), wait for the running ones, end every thread and
+ * free the pool. Returns how many items were canceled. -EDEADLK from one
+ * of the pool's own workers. */
+int rgroup_exec_destroy(rgroup_exec_t pool, unsigned int flags);
+
+/* Set `sz` to sizeof(struct rgroup_exec_group_opts). NULL opts: a
+ * top-level group with the pool's max_workers, at the nice value a new
+ * rgroup there starts at (the caller's for a top-level rgroup, else 0). */
+struct rgroup_exec_group_opts {
+	size_t sz;
+	rgroup_exec_group_t parent; /* 0: a top-level group of the pool */
+	int nice;                   /* its rgroup's PRIO_RGRP value */
+	unsigned int max_workers;   /* 0: the pool's */
+};
+
+/* Make a work group named `name` (for people: thread names, info; at most
+ * RGROUP_EXEC_NAME_MAX - 1 bytes, else -ENAMETOOLONG). The nice value
+ * follows rule 6: below the caller's own, a top-level group needs
+ * RLIMIT_NICE room or CAP_SYS_NICE (-EACCES). -ENOENT (no such pool or
+ * parent), -ESHUTDOWN, -EINVAL, -ENOSPC (nested too deep), -ENOMEM. */
+int rgroup_exec_group_create(rgroup_exec_t pool, const char *name,
+			     const struct rgroup_exec_group_opts *opts,
+			     rgroup_exec_group_t *group);
+
+/* Destroy a group that has no subgroups (else -EBUSY): cancel its pending
+ * items (flags 0) or run them (RGROUP_EXEC_DRAIN), wait for the running
+ * ones and its threads. Returns how many items were canceled. */
+int rgroup_exec_group_destroy(rgroup_exec_group_t group, unsigned int flags);
+
+/* Set the group's nice value (clamped to -20..19), in its rgroup now if it
+ * has one, and in every rgroup it gets later. Rule 6 as for creation. */
+int rgroup_exec_group_setnice(rgroup_exec_group_t group, int nice);
+
+/* A snapshot of one work group. Set `sz` to sizeof(struct
+ * rgroup_exec_group_info); a newer caller's larger struct is fine. */
+struct rgroup_exec_group_info {
+	size_t sz;
+	rgroup_exec_t pool;
+	rgroup_exec_group_t parent;   /* 0: top-level */
+	char name[RGROUP_EXEC_NAME_MAX];
+	int nice;
+	unsigned int max_workers;
+	unsigned int workers;         /* worker threads alive */
+	unsigned int running;         /* items being run */
+	unsigned int queued;          /* items waiting */
+	int error;                    /* last error getting it threads, or 0 */
+	rgroup_id_t rgroup;           /* its rgroup now; 0: it has none */
+	uint64_t rgroups;             /* rgroups it has had */
+	uint64_t submitted, completed, canceled;
+	uint64_t cpu_ns;              /* CPU time of its threads, all rgroups */
+};
+int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_group_info *info);
+
+/* Queue fn(arg) to run on one of the group's workers, in the group's
+ * rgroup. No system call when a worker is awake, no allocation once the
+ * group's queue has grown to its backlog. -ENOENT (no such group),
+ * -ESHUTDOWN (pool shut down), -EINVAL (fn NULL), -ENOMEM. */
+int rgroup_exec_submit(rgroup_exec_group_t group, void (*fn)(void *), void *arg);
+
+/* Wait until the group (0: every group of the pool) has no item queued or
+ * running, at most timeout_ms (-1: no limit). -ETIMEDOUT, -ENOENT,
+ * -EDEADLK (from a worker of what it would wait for). */
+int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int timeout_ms);
+
+/* Remove the items not yet started of the group (0: every group of the
+ * pool); running ones go on. Returns how many were removed. */
+int rgroup_exec_cancel(rgroup_exec_t pool, rgroup_exec_group_t group);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# bench.sh - build and run the benchmark suite (bench/rgroup-bench.c) on
+# bench.sh - build and run the benchmark suite (bench/rgroup-bench.c, then
+# bench/executor-bench.c: the executor against a plain thread pool) on
 # every backend available: cgroup1 and the governor on this machine, one
 # after the other, and cgroup2 in the qemu VM (test/vm/run-in-vm.sh) when
 # qemu is there. Prints each run's table, then every figure side by side
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--backends) backends=${2?}; shift 2 ;;
 	--vm-scale-small) vm_small=1; shift ;;
 	--vm-smp) vm_smp=${2?}; shift 2 ;;
-	*) sed -n '11,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '12,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -47,11 +48,12 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 [ -d "$builddir" ] || meson setup "$builddir" >/dev/null || exit 1
-ninja -C "$builddir" bench/rgroup-bench bench/rgroup-bench-static >/dev/null ||
+ninja -C "$builddir" bench/rgroup-bench bench/rgroup-bench-static \
+	bench/executor-bench bench/executor-bench-static >/dev/null ||
 	ninja -C "$builddir" >/dev/null || exit 1
 
-args=()
-[ -n "$quick" ] && args+=(--blocks 7 --measure 1 --scale-threads 1000 --scale-groups 100)
+args=() xargs=()
+[ -n "$quick" ] && args+=(--blocks 7 --measure 1 --scale-threads 1000 --scale-groups 100) && xargs+=(--blocks 7)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
@@ -65,6 +67,10 @@ for be in $backends; do
 	grep -v '^RGBENCH ' "$tmp/host-$be.log"
 	[ $rc = 0 ] || echo "bench.sh: $be run exited $rc" >&2
 	grep '^RGBENCH ' "$tmp/host-$be.log" | sed 's/^RGBENCH //' >>"$tmp/host.json"
+	RGROUP_BACKEND=$be "$builddir/bench/executor-bench" "${xargs[@]}" >"$tmp/host-x-$be.log" 2>&1 ||
+		echo "bench.sh: $be executor-bench exited $?" >&2
+	grep -v '^RGBENCH ' "$tmp/host-x-$be.log"
+	grep '^RGBENCH ' "$tmp/host-x-$be.log" | sed 's/^RGBENCH //' >>"$tmp/host.json"
 	echo
 done
 
@@ -94,6 +100,14 @@ if [ -n "$vm" ]; then
 			tail -n 20 "$tmp/vm.err" >&2
 		fi
 		tr -d '\r' <"$tmp/vm.log" | grep '^RGBENCH ' | sed 's/^RGBENCH //' >"$tmp/vm.json"
+		xstatic=$builddir/bench/executor-bench-static
+		if [ -x "$xstatic" ] && test/vm/run-in-vm.sh --kernel "$builddir/vm-kernel" --timeout 600 \
+			--smp "$vm_smp" --env RGROUP_BACKEND=cgroup2 "$xstatic" "${xargs[@]}" >"$tmp/vm-x.log" 2>>"$tmp/vm.err"; then
+			tr -d '\r' <"$tmp/vm-x.log" | sed -n '/^executor-bench:/,/^RGROUP-VM-EXIT/p' | grep -v -e '^RGBENCH ' -e '^RGROUP-VM-EXIT'
+			tr -d '\r' <"$tmp/vm-x.log" | grep '^RGBENCH ' | sed 's/^RGBENCH //' >>"$tmp/vm.json"
+		else
+			echo "bench.sh: executor-bench in the VM failed or skipped" >&2
+		fi
 	fi
 fi
 cat "$tmp/host.json" "$tmp/vm.json" 2>/dev/null >"$tmp/all.json"
