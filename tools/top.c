@@ -73,7 +73,6 @@ static struct {
 	double plain_used, plain_cpus;
 	enum sort_key sort;
 	double interval;
-	char comm[64];
 	int no_groups;          /* the process is alive but has no rgroup now */
 } st;
 
@@ -238,7 +237,7 @@ static void draw(void)
 			width = w;
 	}
 	put_line(y++, A_BOLD, "rgroup top - pid %d (%s), backend %s, every %.1fs, sort: %s",
-		 (int)v->pid, st.comm, v->backend, st.interval, sort_names[st.sort]);
+		 (int)v->pid, v->comm, v->backend, st.interval, sort_names[st.sort]);
 	if (st.have_prev)
 		put_line(y++, 0, "%d threads, %d busy; process CPU %.2f of %d  (q quit, s sort, +/- interval)",
 			 v->nthreads, st.busy, st.dwall > 0 ? st.proc_dcpu / st.dwall : 0,
@@ -298,11 +297,10 @@ int cmd_top(int argc, char **argv)
 	};
 	static struct view views[2];
 	struct sigaction sa = { .sa_handler = on_signal };
-	char why[512], path[64], *end;
+	char why[512], *end;
 	double last;
 	int c, r, ret = EXIT_OK;
 	pid_t pid;
-	FILE *f;
 
 	st.interval = 1.0;
 	st.sort = SORT_WEIGHT;
@@ -349,13 +347,6 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "%s top: needs a terminal (for scripts: rgroup tree PID --json)\n",
 			tool_name);
 		return EXIT_FAIL;
-	}
-	snprintf(st.comm, sizeof(st.comm), "?");
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(st.comm, sizeof(st.comm), f))
-			st.comm[strcspn(st.comm, "\n")] = '\0';
-		fclose(f);
 	}
 	last = now();
 	measure();
