@@ -322,22 +322,57 @@ int rgt_scn_compare(const double *v0, const double *v1, double seconds,
 	return n;
 }
 
+int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,
+		    int *kept, int *windows)
+{
+	const struct rgt_scenario *sc = rgt_scn.sc;
+	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], end = rgt_now() + w->deadline, cpu = 0;
+	int nk = 0, nw = 0;
+
+	memset(d, 0, sizeof(double) * (size_t)sc->count);
+	*span = 0;
+	rgt_scn_read(v0);
+	for (double t0 = rgt_now(), t1; *span < w->seconds || cpu < w->min_cpu_s; t0 = t1) {
+		double got = 0;
+
+		if (rgt_now() >= end)
+			break;
+		rgt_sleep(w->window);
+		rgt_scn_read(v1);
+		t1 = rgt_now();
+		nw++;
+		for (int i = 1; i < sc->count; i++)
+			if (sc->n[i].parent == 0)
+				got += rgt_scn_subtree(v1, i) - rgt_scn_subtree(v0, i);
+		if (got >= w->min_cpus * (t1 - t0)) {
+			for (int i = 1; i < sc->count; i++)
+				d[i] += v1[i] - v0[i];
+			*span += t1 - t0;
+			cpu += got;
+			nk++;
+		}
+		memcpy(v0, v1, sizeof(v0));
+	}
+	if (kept)
+		*kept = nk;
+	if (windows)
+		*windows = nw;
+	return *span >= w->seconds && cpu >= w->min_cpu_s ? 0 : -1;
+}
+
 int rgt_scn_run(const struct rgt_scenario *sc, double warmup, double measure,
 		double cpus, struct rgt_share *out, double *got_cpus, int *err)
 {
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], t0, t1;
+	const struct rgt_window w = { .window = measure, .seconds = measure, .deadline = measure };
+	double zero[RGT_SCN_MAX] = { 0 }, d[RGT_SCN_MAX], span;
 	int n;
 
 	if ((*err = rgt_scn_start(sc)))
 		return -1;
 	rgt_sleep(warmup);
-	rgt_scn_read(v0);
-	t0 = rgt_now();
-	rgt_sleep(measure);
-	rgt_scn_read(v1);
-	t1 = rgt_now();
+	rgt_scn_measure(&w, d, &span, NULL, NULL);
 	rgt_scn_stop();
-	n = rgt_scn_compare(v0, v1, t1 - t0, cpus, out, got_cpus);
+	n = rgt_scn_compare(zero, d, span, cpus, out, got_cpus);
 	rgt_wait_no_groups(5.0);
 	return n;
 }
@@ -385,7 +420,13 @@ static int below(int j, int i)
  *             (neither running nor waiting for a CPU: a spinning thread
  *             blocks only when the library pauses it), each at the CPU
  *             rate that thread got while not blocked;
- *   taken     1 - withheld / freed: the part of the freed CPU y used.
+ *   taken     1 - withheld / freed: the part of the freed CPU y used;
+ *   lost      withheld / (y's CPU rate + withheld), x asleep: the part of
+ *             the CPU y could have used that pauses took. Both terms come
+ *             from the same phase, so it does not move with the outside
+ *             load from phase to phase as freed does: 0 for a governor
+ *             that gives y the idle x's share, 0.5 for one that keeps it
+ *             for x (two equal groups).
  * Why not (y alone - y with x) / x from the CPU clocks: on a shared
  * machine what the process can get changes from phase to phase by more
  * than the figure itself (docs/BENCHMARKS.md, "An idle group's CPU"),
@@ -425,6 +466,7 @@ void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
 				continue;
 			}
 			out->cpus_idle[p] = cx + cy;
+			out->lost[p] = cy;      /* the rate y got; made a ratio below */
 			for (int j = 1; j < sc->count; j++) {
 				double run, wait, span, blocked;
 
@@ -440,6 +482,8 @@ void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
 			}
 		}
 		out->taken[p] = out->freed[p] > 0 ? 1 - out->withheld[p] / out->freed[p] : NAN;
+		out->lost[p] = out->lost[p] + out->withheld[p] > 0 ?
+			out->withheld[p] / (out->lost[p] + out->withheld[p]) : NAN;
 		out->n = p + 1;
 	}
 	rgt_scn_set_demand(x, 1);

@@ -137,6 +137,27 @@ void rgt_scn_model(struct model *m, int *mi);
 int rgt_scn_compare(const double *v0, const double *v1, double seconds,
 		    double cpus, struct rgt_share *out, double *got_cpus);
 
+/* How rgt_scn_measure() measures. */
+struct rgt_window {
+	double window;          /* seconds per window */
+	double seconds;         /* at least this many seconds of kept windows */
+	double min_cpus;        /* keep a window only if the scenario got this many CPUs */
+	double min_cpu_s;       /* ... and until they hold this much CPU time */
+	double deadline;        /* give up after this many seconds */
+};
+
+/*
+ * Measure the running scenario window by window: keep the windows in
+ * which its entities got at least w->min_cpus CPUs, until the kept ones
+ * span w->seconds and hold w->min_cpu_s CPU seconds. d[] gets each node's
+ * CPU seconds in the kept windows (a reading from 0, for
+ * rgt_scn_compare(zeros, d, ...)), *span the seconds they span, *kept and
+ * *windows (may be NULL) how many were kept of how many. 0, or -1 when
+ * w->deadline came first (d and *span hold what was kept).
+ */
+int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,
+		    int *kept, int *windows);
+
 /*
  * Run a scenario: start it, let it settle for `warmup` seconds, measure
  * over `measure` seconds, stop it and wait until the library has removed
@@ -168,6 +189,9 @@ int rgt_schedstat(pid_t tid, struct rgt_schedstat *st);
 struct rgt_idle {
 	int n;                          /* pairs measured */
 	double taken[RGT_IDLE_MAX];     /* per pair: 1 - withheld / freed */
+	double lost[RGT_IDLE_MAX];      /* per pair: withheld / (y's CPUs + withheld),
+	                                 * x idle: the part of what y could use that
+	                                 * pauses took */
 	double freed[RGT_IDLE_MAX];     /* x's CPUs, both busy */
 	double withheld[RGT_IDLE_MAX];  /* y's CPUs lost to pauses, x idle */
 	double cpus_both[RGT_IDLE_MAX]; /* the two groups' CPUs, both busy */
