@@ -429,7 +429,7 @@ static int below(int j, int i)
  *             for x (two equal groups).
  * Why not (y alone - y with x) / x from the CPU clocks: on a shared
  * machine what the process can get changes from phase to phase by more
- * than the figure itself (docs/BENCHMARKS.md, "An idle group's CPU"),
+ * than the figure itself (docs/BENCHMARKS.md, "Under load"),
  * also on the kernel backend, whose groups never pause; the blocked time
  * is the library's own doing, whatever the other load does. The clocks'
  * CPUs are kept beside it.
