@@ -388,20 +388,13 @@ static int read_cgroups(struct view *v, char *why, size_t len)
 		      (int)v->pid);
 }
 
-int view_read(struct view *v, pid_t pid, char *why, size_t len)
+/* Is pid a live process the caller may look at? 0 and v->starttime,
+ * v->comm, *uid (its owner), or a VIEW_E* code and the reason in why. */
+static int identify(struct view *v, pid_t pid, uid_t *uid, char *why, size_t len)
 {
-	char path[64], stext[2048];
+	char path[64], stext[2048], status[16384];
+	const char *cl, *tgid;
 	struct stat sb;
-	int r;
-
-	memset(v, 0, offsetof(struct view, groups));
-	v->ngroups = 0;
-	v->nthreads = 0;
-	v->pid = pid;
-	v->backend = "no rgroup";
-	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (v->ncpus < 1)
-		v->ncpus = 1;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &sb) < 0)
@@ -410,44 +403,35 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 		return rgroup__why(why, len, VIEW_EPERM,
 			      "process %d belongs to another user (uid %u); only root may inspect it",
 			      (int)pid, (unsigned int)sb.st_uid);
+	*uid = sb.st_uid;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (rgroup__read_path(path, stext, sizeof(stext)) <= 0 ||
 	    rgroup__parse_stat_starttime(stext, &v->starttime) < 0)
 		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
 	/* A zombie has exited; only its parent has not reaped it yet. */
-	{
-		const char *cl = strrchr(stext, ')');
-
-		if (cl && (cl[2] == 'Z' || cl[2] == 'X'))
-			return rgroup__why(why, len, VIEW_ENOPROC, "process %d has exited", (int)pid);
-	}
+	cl = strrchr(stext, ')');
+	if (cl && (cl[2] == 'Z' || cl[2] == 'X'))
+		return rgroup__why(why, len, VIEW_ENOPROC, "process %d has exited", (int)pid);
 	/* A thread id that is not a process id also has /proc/TID: refuse it. */
 	if (strtol(stext, NULL, 10) != pid)
 		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	{
-		char status[16384];
-		const char *tgid;
-
-		if (rgroup__read_path(path, status, sizeof(status)) > 0 &&
-		    (tgid = strstr(status, "\nTgid:")) && atoi(tgid + 6) != pid)
-			return rgroup__why(why, len, VIEW_ENOPROC,
-				      "%d is a thread of process %d, not a process",
-				      (int)pid, atoi(tgid + 6));
-	}
-
+	if (rgroup__read_path(path, status, sizeof(status)) > 0 &&
+	    (tgid = strstr(status, "\nTgid:")) && atoi(tgid + 6) != pid)
+		return rgroup__why(why, len, VIEW_ENOPROC,
+			      "%d is a thread of process %d, not a process",
+			      (int)pid, atoi(tgid + 6));
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (rgroup__read_path(path, v->comm, sizeof(v->comm)) <= 0)
 		snprintf(v->comm, sizeof(v->comm), "?");
 	v->comm[strcspn(v->comm, "\n")] = '\0';
+	return 0;
+}
 
-	if ((r = read_threads(v)) < 0)
-		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
-	if (!read_state(v, sb.st_uid) && (r = read_cgroups(v, why, len)) != 0)
-		return r;
-
-	/* Thread counts and usage up the tree: reverse pre-order visits every
-	 * child before its parent. */
+/* Thread counts and usage up the tree, and the plain threads' and the
+ * process's totals. */
+static void add_up(struct view *v)
+{
 	for (int i = 0; i < v->ngroups; i++)
 		v->groups[i].nthreads_total = v->groups[i].nthreads;
 	if (!v->v2) {
@@ -459,6 +443,7 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 				v->groups[v->threads[t].group].usage_s +=
 					(double)v->threads[t].ticks * view_tick();
 	}
+	/* Reverse pre-order visits every child before its parent. */
 	for (int i = v->ngroups - 1; i >= 0; i--) {
 		struct view_group *g = &v->groups[i];
 
@@ -479,6 +464,28 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 		}
 	}
 	v->total_usage_s = (double)v->total_ticks * view_tick();
+}
+
+int view_read(struct view *v, pid_t pid, char *why, size_t len)
+{
+	uid_t uid = 0;
+	int r;
+
+	memset(v, 0, offsetof(struct view, groups));
+	v->ngroups = 0;
+	v->nthreads = 0;
+	v->pid = pid;
+	v->backend = "no rgroup";
+	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (v->ncpus < 1)
+		v->ncpus = 1;
+	if ((r = identify(v, pid, &uid, why, len)) != 0)
+		return r;
+	if (read_threads(v) < 0)
+		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+	if (!read_state(v, uid) && (r = read_cgroups(v, why, len)) != 0)
+		return r;
+	add_up(v);
 	/* More nodes than the model holds: shares unknown (-1), the rest stands. */
 	view_model(v);
 	return 0;
