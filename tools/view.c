@@ -272,13 +272,13 @@ static void state_order(struct view *v, uint64_t parent, int pidx, int depth, in
  */
 static int read_state(struct view *v, uid_t uid)
 {
-	static char text[RGROUP__STATE_MAX + 1];
+	static char text[RGROUP__STATE_MAX + 2];   /* the file, its NUL, and one
+	                                            * byte to tell it is whole */
 	struct rgroup__state h;
 	struct timespec now;
 	struct stat sb;
 	char name[64], path[sizeof(name) + sizeof(RGROUP__STATE_DIR)];
 	int fd, map[VIEW_MAX_GROUPS], r;
-	ssize_t n;
 
 	if (rgroup__format_statename(name, sizeof(name), v->pid, v->starttime, 0) < 0)
 		return 0;
@@ -292,11 +292,10 @@ static int read_state(struct view *v, uid_t uid)
 		close(fd);
 		return 0;
 	}
-	n = read(fd, text, sizeof(text) - 1);
+	r = rgroup__read_fd(fd, text, sizeof(text));
 	close(fd);
-	if (n <= 0)
+	if (r <= 0)
 		return 0;
-	text[n] = '\0';
 	sr.v = v;
 	sr.n = 0;
 	r = rgroup__parse_state(text, &h, sr.tids, STATE_TIDS, state_group, &sr);
