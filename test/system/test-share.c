@@ -22,9 +22,11 @@
  * Under load: every share is of the CPU time the test's own system group
  * got, and the system group competes with outside tasks as one entity, so
  * other load changes how much time there is to divide, not how it is
- * divided. What load can do is leave too little to measure: the time
- * divided must be at least MIN_CPU_S, which a 3 s window gives even when
- * the pinned CPU is shared with several busy outside tasks.
+ * divided. What load can do is leave too little to measure: the
+ * measurement goes on past MEASURE_S until the time divided is at least
+ * MIN_CPU_S (a scheduler slice of a few milliseconds is then a small part
+ * of the smallest share), for at most DEADLINE_S, which covers a system
+ * group that gets a fortieth of its CPU.
  *
  * Tolerance: 10% relative. The error of one nice step is 25%, of a group
  * competing as its threads rather than as one entity 100% or more, so any
@@ -33,10 +35,11 @@
  */
 #include "scenario.h"
 
-#define WARMUP_S  0.5
-#define MEASURE_S 3.0
-#define MIN_CPU_S 0.5
-#define TOLERANCE 0.10
+#define WARMUP_S   0.5
+#define MEASURE_S  3.0
+#define MIN_CPU_S  0.5
+#define DEADLINE_S 20.0
+#define TOLERANCE  0.10
 
 static char sg[PATH_MAX];
 
@@ -56,9 +59,12 @@ static double lib_usage(int i)
  * the threads' clocks. */
 static void check_split(const struct rgt_scenario *sc, int usage)
 {
+	const struct rgt_window w = {
+		.window = 0.5, .seconds = MEASURE_S, .min_cpu_s = MIN_CPU_S, .deadline = DEADLINE_S,
+	};
 	struct rgt_share sh[RGT_SCN_MAX];
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], t0, t1, u0 = 0, u1 = 0, got;
-	int n, err = rgt_scn_start(sc);
+	double zero[RGT_SCN_MAX] = { 0 }, d[RGT_SCN_MAX], span, u0 = 0, u1 = 0, got;
+	int n, enough, err = rgt_scn_start(sc);
 
 	CHECK(err == 0, "set up %s: %s failed: %s", sc->name, rgt_scn.what, strerror(err));
 	if (err)
@@ -66,24 +72,20 @@ static void check_split(const struct rgt_scenario *sc, int usage)
 	rgt_sleep(WARMUP_S);
 	if (usage)
 		u0 = lib_usage(usage);
-	rgt_scn_read(v0);
-	t0 = rgt_now();
-	rgt_sleep(MEASURE_S);
-	rgt_scn_read(v1);
-	t1 = rgt_now();
+	enough = rgt_scn_measure(&w, d, &span, NULL, NULL) == 0;
 	if (usage)
 		u1 = lib_usage(usage);
 	rgt_scn_stop();
 
-	n = rgt_scn_compare(v0, v1, t1 - t0, 1, sh, &got);
-	CHECK(got * (t1 - t0) >= MIN_CPU_S, "the system group got %.2f s of CPU time, too "
-	      "little to measure", got * (t1 - t0));
+	n = rgt_scn_compare(zero, d, span, 1, sh, &got);
+	CHECK(enough, "the system group got %.2f s of CPU time in %.0f s, too little to "
+	      "measure", got * span, DEADLINE_S);
 	for (int i = 0; i < n; i++)
 		CHECK_NEAR(sh[i].label, sh[i].got, sh[i].want, TOLERANCE);
 	/* The library's own usage figure agrees with the thread clocks. */
 	if (usage)
-		CHECK_NEAR("rgroup_info usage vs clocks", u1 - u0,
-			   rgt_scn_subtree(v1, usage) - rgt_scn_subtree(v0, usage), TOLERANCE);
+		CHECK_NEAR("rgroup_info usage vs clocks", u1 - u0, rgt_scn_subtree(d, usage),
+			   TOLERANCE);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
