@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Debian packages the project needs, installed when missing (as root).
-# Sourced by scripts/test.sh and scripts/demo.sh.
+# Debian packages the project needs, installed when missing (as root), and
+# the build directory both commands share. Sourced by scripts/test.sh and
+# scripts/demo.sh.
 
 # build: compiler, meson, ninja, pkg-config, ncurses (rgroup top);
 # demo plots: gnuplot; unit tests: cmocka; VM suite: qemu, a static
@@ -23,4 +24,25 @@ install_deps() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# configure_build DIR -Dtests=true|false: a directory that is not set up
+# is set up with that option; one that is set up gets the tests option
+# only when it asks for the suites and they are off (the demo leaves them
+# off), so that each command works whatever ran before it.
+configure_build() {
+	local dir=$1 opt=$2 tests
+	if [ ! -f "$dir/build.ninja" ]; then
+		# Half set up (interrupted, or another meson's): start again.
+		if [ -d "$dir/meson-private" ]; then
+			meson setup --wipe "$dir" "$opt"
+		else
+			meson setup "$dir" "$opt"
+		fi
+		return
+	fi
+	[ "$opt" = -Dtests=true ] || return 0
+	tests=$(meson introspect --buildoptions "$dir" |
+		python3 -c 'import json, sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "tests"][0])')
+	[ "$tests" = True ] || meson configure "$dir" -Dtests=true
 }

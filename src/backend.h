@@ -48,8 +48,8 @@ struct rgroup__backend {
 	int (*attach)(void *priv);
 	/* Let go of the sgroup. */
 	void (*detach)(void *priv);
-	/* Has the process been moved out of the attached sgroup? 1, 0 or -errno.
-	 * The calling thread must be in the sgroup itself. NULL: never. */
+	/* Has the process been moved out of the attached sgroup? 1, 0 or
+	 * -errno. NULL: never (the kernel follows). */
 	int (*moved)(void *priv);
 	/* Make n's group below n->parent (or the sgroup) with weight n->nice.
 	 * On success the core marks n bound. */

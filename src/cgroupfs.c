@@ -345,19 +345,28 @@ void rgroup__cg_detach(void *priv)
 	cg->sgroupfd = cg->placefd = cg->procsfd = -1;
 }
 
+/*
+ * Moved means the main thread is neither in the sgroup nor below it. The
+ * main thread, not the caller: the keeper may have written itself back into
+ * the old sgroup (through its open tasks file) just after the move, and
+ * from there it would never see one.
+ */
 int rgroup__cg_moved(void *priv)
 {
 	struct rgroup__cg *cg = priv;
 	char text[8192], path[PATH_MAX];
+	size_t plen = strlen(cg->path);
 	int r;
 
-	r = rgroup__read_path("/proc/thread-self/cgroup", text, sizeof(text));
+	r = rgroup__read_path("/proc/self/cgroup", text, sizeof(text));
 	if (r < 0)
 		return r;
 	r = rgroup__parse_proc_cgroup(text, cg->ctrl, path, sizeof(path));
 	if (r < 0)
 		return r;
-	return strcmp(path, cg->path) != 0;
+	if (strcmp(cg->path, "/") == 0)
+		return 0;
+	return !(strncmp(path, cg->path, plen) == 0 && (path[plen] == '\0' || path[plen] == '/'));
 }
 
 /*

@@ -22,6 +22,9 @@
 #include "parse.h"
 #include "tree.h"     /* RGROUP__MAX_DEPTH */
 
+_Static_assert(RGROUP__STATE_MAX_DEPTH == RGROUP__MAX_DEPTH,
+	       "governor-state.h promises readers the library's nesting limit");
+
 /*
  * "rgroup-<pid>-<starttime>.state", and with ".tmp" appended the name
  * governor-publish.c writes before renaming it into place. pid and start time name

@@ -36,6 +36,9 @@
 #define RGROUP__STATE_DIR "/dev/shm"
 #define RGROUP__STATE_VERSION 1
 #define RGROUP__STATE_MAX (64 * 1024)   /* bytes, "truncated" included */
+/* The deepest group a file may list: the library's nesting limit
+ * (RGROUP__MAX_DEPTH, tree.h; governor-state.c checks they agree). */
+#define RGROUP__STATE_MAX_DEPTH 32
 
 struct rgroup__state {
 	unsigned int version;

@@ -441,7 +441,7 @@ int rgroup__attach(void)
 }
 
 /* Rule 8: the process was moved to another sgroup; rebuild the tree there.
- * Lock held; the keeper thread (in the sgroup) calls it. */
+ * Lock held; only the keeper calls it. */
 static void follow_migration(void)
 {
 	if (!st->be->moved || (st->attached && st->be->moved(st->be->priv) != 1))
@@ -455,6 +455,8 @@ static void follow_migration(void)
 		return; /* retried on the next tick */
 	st->attached = 1;
 	rgroup__bind_all();
+	/* The keeper itself, wherever its first steps put it. */
+	st->be->place(st->be->priv, NULL, rgroup__self_tid());
 }
 
 /* ---- The keeper thread ---------------------------------------------------- */

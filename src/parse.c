@@ -537,46 +537,84 @@ int rgroup__parse_tids(const char *text, pid_t *tids, size_t max)
 }
 
 /*
- * /proc/<pid>/stat: field 22, the start time in clock ticks after boot.
- * Field 2 is "(comm)", and comm may hold spaces and ')' itself, so the
- * counting starts after the last ')' in the text: the fields after it are
- * numbers and a state letter, never a ')'. Returns 0, -EINVAL or -ERANGE.
+ * /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: where field `want`
+ * (3 or more) starts. Field 2 is "(comm)", and comm may hold spaces and
+ * ')' itself, so the counting starts after the last ')' in the text: the
+ * fields after it are numbers and a state letter, never a ')'. NULL if the
+ * text is not such a line up to that field.
  */
-int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
+static const char *stat_field(const char *text, int want)
 {
 	const char *p, *close;
+
+	for (p = text; is_digit(*p); p++)
+		;
+	if (p == text || p[0] != ' ' || p[1] != '(')
+		return NULL;
+	close = strrchr(p + 2, ')');
+	if (!close)
+		return NULL;
+
+	p = close + 1;
+	/* Fields 3..want-1: one space each, then a non-empty word. */
+	for (int field = 3; field < want; field++) {
+		if (*p != ' ')
+			return NULL;
+		p++;
+		if (*p == ' ' || *p == '\n' || !*p)
+			return NULL;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	return *p == ' ' ? p + 1 : NULL;
+}
+
+/* A decimal field at p, ending the field: 0, -EINVAL or -ERANGE. */
+static int stat_u64(const char *p, uint64_t *v)
+{
+	int r = p ? rgroup__parse_u64(p, &p, v) : -EINVAL;
+
+	if (r < 0)
+		return r;
+	return *p && *p != ' ' && *p != '\n' ? -EINVAL : 0;
+}
+
+/* Field 22, the start time in clock ticks after boot. Returns 0, -EINVAL
+ * or -ERANGE. */
+int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
+{
 	uint64_t v;
 	int r;
 
 	if (!text || !start)
 		return -EINVAL;
-	for (p = text; is_digit(*p); p++)
-		;
-	if (p == text || p[0] != ' ' || p[1] != '(')
-		return -EINVAL;
-	close = strrchr(p + 2, ')');
-	if (!close)
-		return -EINVAL;
-
-	p = close + 1;
-	/* Fields 3..21: one space each, then a non-empty word. */
-	for (int field = 3; field < 22; field++) {
-		if (*p != ' ')
-			return -EINVAL;
-		p++;
-		if (*p == ' ' || *p == '\n' || !*p)
-			return -EINVAL;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-	}
-	if (*p != ' ')
-		return -EINVAL;
-	r = rgroup__parse_u64(p + 1, &p, &v);
+	r = stat_u64(stat_field(text, 22), &v);
 	if (r < 0)
 		return r;
-	if (*p && *p != ' ' && *p != '\n')
-		return -EINVAL;
 	*start = v;
+	return 0;
+}
+
+/* Fields 14 and 15 (utime, stime) and 19 (nice, -20..19). */
+int rgroup__parse_stat_cpu(const char *text, uint64_t *ticks, int *nice)
+{
+	uint64_t ut, st, n;
+	const char *p;
+	int neg, r;
+
+	if (!text || !ticks || !nice)
+		return -EINVAL;
+	if ((r = stat_u64(stat_field(text, 14), &ut)) < 0 ||
+	    (r = stat_u64(stat_field(text, 15), &st)) < 0)
+		return r;
+	p = stat_field(text, 19);
+	neg = p && *p == '-';
+	if ((r = stat_u64(p ? p + neg : NULL, &n)) < 0)
+		return r;
+	if (n > 20 || (!neg && n > 19) || ut > UINT64_MAX - st)
+		return -ERANGE;
+	*ticks = ut + st;
+	*nice = neg ? -(int)n : (int)n;
 	return 0;
 }
 

@@ -55,6 +55,9 @@ int rgroup__parse_cgtype(const char *text);
 int rgroup__parse_tids(const char *text, pid_t *tids, size_t max);
 /* Start time (field 22) from /proc/<pid>/stat text. */
 int rgroup__parse_stat_starttime(const char *text, uint64_t *start);
+/* CPU time (utime + stime, fields 14 and 15, in clock ticks) and nice
+ * value (field 19) from /proc/<pid>/task/<tid>/stat text. */
+int rgroup__parse_stat_cpu(const char *text, uint64_t *ticks, int *nice);
 
 /* /proc/<pid>/task/<tid>/rgroup of a kernel with native rgroups (the
  * native backend, src/native-uapi.h): "id parent depth nice usage_ns

@@ -22,9 +22,6 @@ static const char doctor_usage[] =
 	"cgroups and whether RGROUP_BACKEND is set. Exit status 0 if some\n"
 	"backend is usable, 1 if none is.\n";
 
-/* Best first, as the library chooses (DESIGN.md §3). */
-static const char *const backends[] = { "native", "cgroup2", "cgroup1", "governor" };
-
 /* What a usable backend cannot do, said where the user chooses. */
 static const char *limit_of(const char *name)
 {
@@ -84,8 +81,9 @@ int cmd_doctor(int argc, char **argv)
 		printf("RGROUP_BACKEND: not set (automatic choice, best first)\n");
 
 	printf("\nbackends, best first:\n");
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		usable |= report(backends[i], backends[i]);
+	/* Best first, as the library chooses (DESIGN.md §3). */
+	for (unsigned int i = 0; rgroup_backend_name(i); i++)
+		usable |= report(rgroup_backend_name(i), rgroup_backend_name(i));
 	report("automatic", NULL);
 
 	printf("\nthis process's cgroups (/proc/self/cgroup):\n");

@@ -9,8 +9,8 @@
  * process starts again; this command finds them. With DIRs it calls
  * rgroup_gc() on each; without, it walks every hierarchy that can carry
  * rgroups (the cgroup v1 mount with the "cpu" super option and the cgroup2
- * mount, from /proc/self/mountinfo) and calls rgroup_gc() on each
- * directory that holds a leftover.
+ * mount: rgroup__cg_mounts()) and calls rgroup_gc() on each directory that
+ * holds a leftover.
  *
  * Safety is the library's: rgroup_gc() removes only names that
  * "rgroup-<pid>-<starttime>-<id>" could have produced whose owner (pid
@@ -21,7 +21,7 @@
  * a directory itself.
  *
  * It also removes the governor's state files of dead processes
- * (src/publish.c; a killed process cannot remove its own) in /dev/shm, or
+ * (src/governor-state.h; a killed process cannot remove its own) in /dev/shm, or
  * with DIRs in those: only regular files named exactly as
  * rgroup__parse_statename() accepts, whose owner (pid plus start time) is
  * gone, and, unless run by root, only the caller's own.
@@ -69,6 +69,7 @@ struct gc_state {
 	unsigned long found;
 	unsigned long removed;
 	unsigned long kept;
+	int mounts;             /* hierarchies walked */
 	int files_walked;       /* the state files were looked at */
 	unsigned long files;    /* state files removed (or, dry run, found) */
 };
@@ -233,30 +234,13 @@ static void gc_state_files(struct gc_state *st, const char *dir, int quiet)
 	st->files_walked = 1;
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
+/* One hierarchy of rgroup__cg_mounts(): walk it from its mount point. */
+static int gc_mount(void *arg, const struct rgroup__mount *m, int v2)
 {
-	char *w = s;
+	struct gc_state *st = arg;
 
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-static int has_option(const char *opts, const char *want)
-{
-	size_t n = strlen(want);
-
-	for (const char *p = opts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (strncmp(p, want, n) == 0 && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
-			return 1;
+	st->mounts++;
+	gc_dir(st, m->point, 0, 1, 1);
 	return 0;
 }
 
@@ -264,46 +248,13 @@ static int has_option(const char *opts, const char *want)
  * hierarchy mounted twice is one device). */
 static int gc_all(struct gc_state *st)
 {
-	char line[8192], devs[64][32];
-	int ndevs = 0, nmounts = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int r = rgroup__cg_mounts(gc_mount, st);
 
-	if (!f) {
-		fprintf(stderr, "%s gc: cannot read /proc/self/mountinfo: %s\n", tool_name, strerror(errno));
+	if (r < 0) {
+		fprintf(stderr, "%s gc: cannot read /proc/self/mountinfo: %s\n", tool_name, strerror(-r));
 		return EXIT_FAIL;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *field[16], *sep, *save = NULL;
-		int n = 0, seen = 0;
-
-		sep = strstr(line, " - ");
-		if (!sep)
-			continue;
-		*sep = '\0';
-		for (char *t = strtok_r(line, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save))
-			field[n++] = t;
-		if (n < 5)
-			continue;
-		/* After " - ": fstype, source, super options. */
-		char *fstype = strtok_r(sep + 3, " ", &save);
-		char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
-		char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
-		if (!fstype)
-			continue;
-		if (!(strcmp(fstype, "cgroup2") == 0 ||
-		      (strcmp(fstype, "cgroup") == 0 && has_option(super, "cpu"))))
-			continue;
-		for (int i = 0; i < ndevs; i++)
-			seen |= strcmp(devs[i], field[2]) == 0;
-		if (seen || ndevs == 64)
-			continue;
-		snprintf(devs[ndevs++], sizeof(devs[0]), "%s", field[2]);
-		unescape(field[4]);
-		nmounts++;
-		gc_dir(st, field[4], 0, 1, 1);
-	}
-	fclose(f);
-	if (!nmounts) {
+	if (!st->mounts) {
 		fprintf(stderr, "%s gc: no cgroup v1 'cpu' or cgroup2 hierarchy is mounted\n", tool_name);
 		return EXIT_FAIL;
 	}

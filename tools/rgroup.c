@@ -11,6 +11,7 @@
 
 #include <rgroup.h>
 
+#include "locate.h"
 #include "tool.h"
 
 #ifndef RGROUP_TOOL_VERSION
@@ -64,17 +65,19 @@ int tool_usage_error(const char *sub, const char *fmt, ...)
 
 void tool_print_cgroups(const char *indent)
 {
-	char line[4096];
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	char text[8192];
+	int r = rgroup__read_path("/proc/self/cgroup", text, sizeof(text));
 
-	if (!f) {
-		printf("%s(cannot read /proc/self/cgroup: %m)\n", indent);
+	if (r < 0) {
+		printf("%s(cannot read /proc/self/cgroup: %s)\n", indent, strerror(-r));
 		return;
 	}
-	while (fgets(line, sizeof(line), f))
-		printf("%s%s%s", indent, line,
-		       strchr(line, '\n') ? "" : "\n");
-	fclose(f);
+	for (char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		printf("%s%.*s\n", indent, (int)(nl - line), line);
+		if (!*nl)
+			break;
+	}
 }
 
 static const struct {

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tool.h - what the parts of the `rgroup` command share. The command uses
- * only the public <rgroup.h> (plus the internal reference model for the
- * demo's ideal shares), like any other program would.
+ * the public <rgroup.h> like any other program would, plus the project's
+ * helpers that the library, the tests and the fuzzers share: the parsers
+ * (src/parse.h), the locator and /proc readers (src/locate.h), the
+ * governor's state file (src/governor-state.h), the reference model
+ * (src/model.h) and, for the demo, the tests' scenario engine
+ * (test/lib/scenario.h). Never the library's insides (tree.h, backend.h,
+ * cgroupfs.h).
  */
 #ifndef RGROUP_TOOL_H
 #define RGROUP_TOOL_H
 
-#include <limits.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 /* Exit codes of every subcommand. */
 #define EXIT_OK    0
@@ -31,31 +34,5 @@ int tool_usage_error(const char *sub, const char *fmt, ...)
 
 /* Print the lines of /proc/self/cgroup, each prefixed by `indent`. */
 void tool_print_cgroups(const char *indent);
-
-/*
- * The demo's own system group (cgroup) on the hierarchy that carries the
- * cpu controller: made as a child of the process's current cgroup there,
- * entered before the library's first use, left and removed at the end.
- */
-struct demo_sgroup {
-	int made;               /* 1: `dir` exists because we made it */
-	int entered;            /* 1: the process was moved into `dir` */
-	int at_root;            /* the process's cpu group is its hierarchy's root */
-	char kind[16];          /* "cgroup v1" or "cgroup v2" */
-	char dir[PATH_MAX];     /* the group we made */
-	char orig[PATH_MAX];    /* the process's group before (its parent) */
-};
-
-/* Make and enter the group. 0 on success; else a negative errno, `why`
- * says why in one line, and nothing is left behind (sg->made == 0). */
-int demo_sgroup_enter(struct demo_sgroup *sg, char *why, size_t len);
-
-/* Is the process in the root cgroup of the cpu hierarchy? 1, 0, or -errno. */
-int demo_cpu_group_is_root(void);
-
-/* Move the process back to sg->orig and remove sg->dir. Call only when the
- * process is single-threaded again and has no children. 0 or -errno with
- * `why`; a group that cannot be removed is named in `why`. */
-int demo_sgroup_leave(struct demo_sgroup *sg, char *why, size_t len);
 
 #endif /* RGROUP_TOOL_H */

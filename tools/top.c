@@ -73,7 +73,6 @@ static struct {
 	double plain_used, plain_cpus;
 	enum sort_key sort;
 	double interval;
-	char comm[64];
 	int no_groups;          /* the process is alive but has no rgroup now */
 } st;
 
@@ -238,7 +237,7 @@ static void draw(void)
 			width = w;
 	}
 	put_line(y++, A_BOLD, "rgroup top - pid %d (%s), backend %s, every %.1fs, sort: %s",
-		 (int)v->pid, st.comm, v->backend, st.interval, sort_names[st.sort]);
+		 (int)v->pid, v->comm, v->backend, st.interval, sort_names[st.sort]);
 	if (st.have_prev)
 		put_line(y++, 0, "%d threads, %d busy; process CPU %.2f of %d  (q quit, s sort, +/- interval)",
 			 v->nthreads, st.busy, st.dwall > 0 ? st.proc_dcpu / st.dwall : 0,
@@ -288,7 +287,9 @@ static int parse_sort(const char *s)
 	return -1;
 }
 
-int cmd_top(int argc, char **argv)
+/* The options and the PID: -1 to go on with *pid set, else the exit
+ * status. */
+static int top_options(int argc, char **argv, pid_t *pid)
 {
 	static const struct option opts[] = {
 		{ "delay", required_argument, NULL, 'd' },
@@ -296,13 +297,8 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct view views[2];
-	struct sigaction sa = { .sa_handler = on_signal };
-	char why[512], path[64], *end;
-	double last;
-	int c, r, ret = EXIT_OK;
-	pid_t pid;
-	FILE *f;
+	char *end;
+	int c, r;
 
 	st.interval = 1.0;
 	st.sort = SORT_WEIGHT;
@@ -334,10 +330,90 @@ int cmd_top(int argc, char **argv)
 		return tool_usage_error("top", "no PID given");
 	if (optind + 1 < argc)
 		return tool_usage_error("top", "too many arguments");
-	if (view_parse_pid(argv[optind], &pid) < 0) {
+	if (view_parse_pid(argv[optind], pid) < 0) {
 		fprintf(stderr, "%s top: '%s' is not a process ID\n", tool_name, argv[optind]);
 		return EXIT_FAIL;
 	}
+	return -1;
+}
+
+/* One key: 1 to quit; *redraw set when the screen must change. */
+static int on_key(int key, int *redraw)
+{
+	switch (key) {
+	case 'q':
+	case 'Q':
+		return 1;
+	case 's':
+		st.sort = (enum sort_key)((st.sort + 1) % SORT_N);
+		*redraw = 1;
+		break;
+	case '+':
+	case '=':
+		st.interval += st.interval < 1 ? 0.1 : 0.5;
+		if (st.interval > 3600)
+			st.interval = 3600;
+		*redraw = 1;
+		break;
+	case '-':
+	case '_':
+		st.interval -= st.interval <= 1 ? 0.1 : 0.5;
+		if (st.interval < 0.1)
+			st.interval = 0.1;
+		*redraw = 1;
+		break;
+	case KEY_RESIZE:
+		*redraw = 1;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* A new sample of pid's tree, the previous one kept for the deltas: -1 to
+ * go on, else the exit status (the screen is closed then). */
+static int sample(pid_t pid, double *last)
+{
+	struct view *tmp = st.prev;
+	double t = now();
+	char why[512];
+	int r;
+
+	st.prev = st.cur;
+	st.cur = tmp;
+	r = view_read(st.cur, pid, why, sizeof(why));
+	if (r == VIEW_ENOPROC) {
+		endwin();
+		printf("%s top: process %d has exited\n", tool_name, (int)pid);
+		return EXIT_OK;
+	}
+	if (r != 0 && r != VIEW_ENORGROUP) {
+		endwin();
+		fprintf(stderr, "%s top: %s\n", tool_name, why);
+		return EXIT_FAIL;
+	}
+	st.no_groups = r == VIEW_ENORGROUP;
+	st.dwall = t - *last;
+	*last = t;
+	/* The previous sample is usable when it had a tree. */
+	st.have_prev = !st.no_groups && st.prev->ngroups > 0;
+	if (!st.no_groups)
+		measure();
+	return -1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static struct view views[2];
+	struct sigaction sa = { .sa_handler = on_signal };
+	char why[512];
+	double last;
+	int r;
+	pid_t pid;
+
+	if ((r = top_options(argc, argv, &pid)) >= 0)
+		return r;
 	st.cur = &views[0];
 	st.prev = &views[1];
 	/* Bad PIDs are refused before the screen is taken over. */
@@ -349,13 +425,6 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "%s top: needs a terminal (for scripts: rgroup tree PID --json)\n",
 			tool_name);
 		return EXIT_FAIL;
-	}
-	snprintf(st.comm, sizeof(st.comm), "?");
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(st.comm, sizeof(st.comm), f))
-			st.comm[strcspn(st.comm, "\n")] = '\0';
-		fclose(f);
 	}
 	last = now();
 	measure();
@@ -376,61 +445,13 @@ int cmd_top(int argc, char **argv)
 	draw();
 
 	while (!stop_signal) {
-		int key = getch();
 		int redraw = 0;
 
-		switch (key) {
-		case 'q':
-		case 'Q':
-			goto out;
-		case 's':
-			st.sort = (enum sort_key)((st.sort + 1) % SORT_N);
-			redraw = 1;
+		if (on_key(getch(), &redraw))
 			break;
-		case '+':
-		case '=':
-			st.interval += st.interval < 1 ? 0.1 : 0.5;
-			if (st.interval > 3600)
-				st.interval = 3600;
-			redraw = 1;
-			break;
-		case '-':
-		case '_':
-			st.interval -= st.interval <= 1 ? 0.1 : 0.5;
-			if (st.interval < 0.1)
-				st.interval = 0.1;
-			redraw = 1;
-			break;
-		case KEY_RESIZE:
-			redraw = 1;
-			break;
-		default:
-			break;
-		}
 		if (now() - last >= st.interval) {
-			struct view *tmp = st.prev;
-			double t = now();
-
-			st.prev = st.cur;
-			st.cur = tmp;
-			r = view_read(st.cur, pid, why, sizeof(why));
-			if (r == VIEW_ENOPROC) {
-				endwin();
-				printf("%s top: process %d has exited\n", tool_name, (int)pid);
-				return EXIT_OK;
-			}
-			if (r != 0 && r != VIEW_ENORGROUP) {
-				endwin();
-				fprintf(stderr, "%s top: %s\n", tool_name, why);
-				return EXIT_FAIL;
-			}
-			st.no_groups = r == VIEW_ENORGROUP;
-			st.dwall = t - last;
-			last = t;
-			/* The previous sample is usable when it had a tree. */
-			st.have_prev = !st.no_groups && st.prev->ngroups > 0;
-			if (!st.no_groups)
-				measure();
+			if ((r = sample(pid, &last)) >= 0)
+				return r;
 			redraw = 1;
 		}
 		if (redraw) {
@@ -438,7 +459,6 @@ int cmd_top(int argc, char **argv)
 			draw();
 		}
 	}
-out:
 	endwin();
-	return ret;
+	return EXIT_OK;
 }

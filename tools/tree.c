@@ -115,15 +115,6 @@ static void print_json(const struct view *v)
 static void print_text(const struct view *v)
 {
 	int width = (int)strlen("(plain threads)");
-	char comm[64] = "?", path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)v->pid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
 	for (int i = 0; i < v->ngroups; i++) {
 		int w = 2 * (v->groups[i].depth - 1) + (int)strlen(v->groups[i].name);
 		if (w > width)
@@ -131,10 +122,10 @@ static void print_text(const struct view *v)
 	}
 	if (v->gov)
 		printf("process %d (%s), backend governor, state %s (%.1f s old), %d CPUs\n",
-		       (int)v->pid, comm, v->state, v->state_age_s, v->ncpus);
+		       (int)v->pid, v->comm, v->state, v->state_age_s, v->ncpus);
 	else
 		printf("process %d (%s), backend %s, cgroup %s, sgroup %s, %d CPUs\n",
-		       (int)v->pid, comm, v->backend, v->v2 ? "v2" : "v1 cpu", v->sgroup,
+		       (int)v->pid, v->comm, v->backend, v->v2 ? "v2" : "v1 cpu", v->sgroup,
 		       v->ncpus);
 	printf("%-*s %6s %5s %6s %7s %9s %6s%s\n", width, "GROUP", "ID", "NICE",
 	       "WEIGHT", "THREADS", "CPU(s)", "SHARE", v->gov ? "  PAUSED(s)" : "");

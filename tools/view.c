@@ -25,42 +25,6 @@
 #include "model.h"
 #include "view.h"
 
-static int seterr(char *why, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int seterr(char *why, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-/* Whole file into buf (NUL-terminated): length or -errno. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	size_t off = 0;
-	ssize_t r = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
-		off += (size_t)r;
-	if (r < 0) {
-		r = -errno;
-		close(fd);
-		return (int)r;
-	}
-	close(fd);
-	buf[off] = '\0';
-	return (int)off;
-}
-
 int view_parse_pid(const char *s, pid_t *pid)
 {
 	char *end;
@@ -85,34 +49,6 @@ double view_tick(void)
 		tick = 1.0 / (hz > 0 ? (double)hz : 100.0);
 	}
 	return tick;
-}
-
-/* nice (field 19) and utime+stime (fields 14, 15) from a stat line. */
-static int parse_task_stat(const char *text, int *nice, uint64_t *ticks)
-{
-	const char *p = strrchr(text, ')');
-	unsigned long long ut = 0, st = 0;
-	long n = 0;
-
-	if (!p)
-		return -EINVAL;
-	p++;
-	/* Fields after the command: 3 state, ... 14 utime, 15 stime, 19 nice. */
-	for (int field = 3; field <= 19 && *p; field++) {
-		while (*p == ' ')
-			p++;
-		if (field == 14)
-			ut = strtoull(p, NULL, 10);
-		else if (field == 15)
-			st = strtoull(p, NULL, 10);
-		else if (field == 19)
-			n = strtol(p, NULL, 10);
-		while (*p && *p != ' ')
-			p++;
-	}
-	*nice = (int)n;
-	*ticks = ut + st;
-	return 0;
 }
 
 /* The nice value whose kernel weight is nearest to `weight`. */
@@ -177,7 +113,7 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 
 	for (int i = 0; i < nfound && v->ngroups < VIEW_MAX_GROUPS; i++) {
 		struct view_group *g = &v->groups[v->ngroups];
-		char sub[PATH_MAX], file[PATH_MAX + 32], buf[256];
+		char sub[PATH_MAX], file[PATH_MAX + 32], buf[1024];
 		int idx = v->ngroups++;
 
 		memset(g, 0, sizeof(*g));
@@ -190,13 +126,13 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 		snprintf(sub, sizeof(sub), "%s/%s", dir, found[i].name);
 		if (v->v2) {
 			snprintf(file, sizeof(file), "%s/cpu.weight.nice", sub);
-			if (read_file(file, buf, sizeof(buf)) > 0) {
+			if (rgroup__read_path(file, buf, sizeof(buf)) > 0) {
 				g->nice = atoi(buf);
 				g->weight = rgroup_nice_to_weight(g->nice);
 			}
 		} else {
 			snprintf(file, sizeof(file), "%s/cpu.shares", sub);
-			if (read_file(file, buf, sizeof(buf)) > 0) {
+			if (rgroup__read_path(file, buf, sizeof(buf)) > 0) {
 				g->weight = (unsigned int)strtoul(buf, NULL, 10);
 				g->nice = weight_to_nice(g->weight);
 			}
@@ -204,31 +140,24 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 		/* Its threads: only tids of this process count. */
 		snprintf(file, sizeof(file), "%s/%s", sub, v->v2 ? "cgroup.threads" : "tasks");
 		{
-			static char tids[1 << 16];
-			char *p = tids;
+			static char text[1 << 18];
+			static pid_t tids[VIEW_MAX_THREADS];
+			int n = 0;
 
-			if (read_file(file, tids, sizeof(tids)) >= 0) {
-				while (*p) {
-					char *end;
-					long tid = strtol(p, &end, 10);
-
-					if (end == p)
-						break;
-					for (int t = 0; t < v->nthreads; t++) {
-						if (v->threads[t].tid == tid) {
-							v->threads[t].group = idx;
-							g->nthreads++;
-						}
+			if (rgroup__read_path(file, text, sizeof(text)) >= 0)
+				n = rgroup__parse_tids(text, tids, VIEW_MAX_THREADS);
+			for (int i = 0; i < n && i < VIEW_MAX_THREADS; i++) {
+				for (int t = 0; t < v->nthreads; t++) {
+					if (v->threads[t].tid == tids[i]) {
+						v->threads[t].group = idx;
+						g->nthreads++;
 					}
-					p = end;
-					while (*p == '\n' || *p == ' ')
-						p++;
 				}
 			}
 		}
 		if (v->v2) {
 			snprintf(file, sizeof(file), "%s/cpu.stat", sub);
-			if (read_file(file, buf, sizeof(buf)) > 0) {
+			if (rgroup__read_path(file, buf, sizeof(buf)) > 0) {
 				uint64_t usec;
 
 				if (rgroup__parse_keyed(buf, "usage_usec", &usec) == 0)
@@ -243,7 +172,7 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 /* The process's threads with their nice values and CPU ticks. */
 static int read_threads(struct view *v)
 {
-	char path[64], stat[1024];
+	char path[64], stat[2048];
 	struct dirent *de;
 	DIR *d;
 
@@ -259,9 +188,9 @@ static int read_threads(struct view *v)
 		if (view_parse_pid(de->d_name, &tid) < 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)v->pid, (int)tid);
-		if (read_file(path, stat, sizeof(stat)) <= 0)
+		if (rgroup__read_path(path, stat, sizeof(stat)) <= 0)
 			continue;       /* exited meanwhile */
-		if (parse_task_stat(stat, &t->nice, &t->ticks) < 0)
+		if (rgroup__parse_stat_cpu(stat, &t->ticks, &t->nice) < 0)
 			continue;
 		t->tid = tid;
 		t->group = -1;
@@ -343,13 +272,13 @@ static void state_order(struct view *v, uint64_t parent, int pidx, int depth, in
  */
 static int read_state(struct view *v, uid_t uid)
 {
-	static char text[RGROUP__STATE_MAX + 1];
+	static char text[RGROUP__STATE_MAX + 2];   /* the file, its NUL, and one
+	                                            * byte to tell it is whole */
 	struct rgroup__state h;
 	struct timespec now;
 	struct stat sb;
 	char name[64], path[sizeof(name) + sizeof(RGROUP__STATE_DIR)];
 	int fd, map[VIEW_MAX_GROUPS], r;
-	ssize_t n;
 
 	if (rgroup__format_statename(name, sizeof(name), v->pid, v->starttime, 0) < 0)
 		return 0;
@@ -363,11 +292,10 @@ static int read_state(struct view *v, uid_t uid)
 		close(fd);
 		return 0;
 	}
-	n = read(fd, text, sizeof(text) - 1);
+	r = rgroup__read_fd(fd, text, sizeof(text));
 	close(fd);
-	if (n <= 0)
+	if (r <= 0)
 		return 0;
-	text[n] = '\0';
 	sr.v = v;
 	sr.n = 0;
 	r = rgroup__parse_state(text, &h, sr.tids, STATE_TIDS, state_group, &sr);
@@ -400,30 +328,31 @@ static int read_state(struct view *v, uid_t uid)
 
 /* ---- cgroupfs ------------------------------------------------------------ */
 
-/* Try one hierarchy: the process's sgroup directory there (rgroup path
- * components stripped, in case the leader sits in an rgroup). */
-static int locate(struct view *v, const char *proc_cgroup, const char *mountinfo,
-		  int v2)
+/* The process's sgroup directory on one hierarchy (rgroup path components
+ * stripped, in case the leader sits in an rgroup): 0, -ENOENT (no such
+ * hierarchy or group, or read-only: no rgroups there), or another -errno
+ * from reading /proc. */
+static int locate(struct view *v, int v2)
 {
-	struct rgroup__mount m;
-	char cgpath[PATH_MAX];
+	struct rgroup__cgloc loc;
+	int r = rgroup__cg_locate(v->pid, v2 ? NULL : "cpu", &loc, NULL, 0);
 
-	if (rgroup__parse_proc_cgroup(proc_cgroup, v2 ? NULL : "cpu", cgpath, sizeof(cgpath)) < 0)
+	if (r == -ENOTSUP || r == -EROFS)
 		return -ENOENT;
-	if (rgroup__parse_mountinfo(mountinfo, v2 ? NULL : "cpu", &m) < 0)
-		return -ENOENT;
+	if (r < 0)
+		return r;
 	for (;;) {
-		char *slash = strrchr(cgpath, '/');
+		char *slash = strrchr(loc.path, '/');
 		uint64_t id;
 
 		if (!slash || !is_ours(v, slash + 1, &id))
 			break;
-		if (slash == cgpath)
+		if (slash == loc.path)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
 	}
-	if (rgroup__cgroup_dir(&m, cgpath, v->sgroup, sizeof(v->sgroup)) < 0)
+	if (rgroup__cgroup_dir(&loc.mount, loc.path, v->sgroup, sizeof(v->sgroup)) < 0)
 		return -ENOENT;
 	v->v2 = v2;
 	return 0;
@@ -433,22 +362,18 @@ static int locate(struct view *v, const char *proc_cgroup, const char *mountinfo
  * code and the reason in why. */
 static int read_cgroups(struct view *v, char *why, size_t len)
 {
-	static char cgtext[8192], mountinfo[1 << 16];
-	char path[64];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)v->pid);
-	if ((r = read_file(path, cgtext, sizeof(cgtext))) < 0)
-		return seterr(why, len, r == -ENOENT ? VIEW_ENOPROC : VIEW_EIO,
-			      "cannot read %s: %s", path, strerror(-r));
-	if ((r = read_file("/proc/self/mountinfo", mountinfo, sizeof(mountinfo))) < 0)
-		return seterr(why, len, VIEW_EIO, "cannot read /proc/self/mountinfo: %s",
-			      strerror(-r));
 	/* The cpu hierarchy: cgroup v1 `cpu` if mounted, else cgroup v2. The
 	 * one where the process has rgroup directories wins. */
 	for (int v2 = 0; v2 <= 1; v2++) {
-		if (locate(v, cgtext, mountinfo, v2) < 0)
+		int r = locate(v, v2);
+
+		if (r == -ESRCH)
+			return rgroup__why(why, len, VIEW_ENOPROC, "process %d has exited", (int)v->pid);
+		if (r == -ENOENT)
 			continue;
+		if (r < 0)
+			return rgroup__why(why, len, VIEW_EIO, "cannot find the cgroup of process %d: %s",
+					   (int)v->pid, strerror(-r));
 		for (int t = 0; t < v->nthreads; t++)
 			v->threads[t].group = -1;
 		v->ngroups = 0;
@@ -457,66 +382,55 @@ static int read_cgroups(struct view *v, char *why, size_t len)
 			return 0;
 		}
 	}
-	return seterr(why, len, VIEW_ENORGROUP,
+	return rgroup__why(why, len, VIEW_ENORGROUP,
 		      "process %d does not use rgroup (no rgroup directories below its cgroup, no governor state file)",
 		      (int)v->pid);
 }
 
-int view_read(struct view *v, pid_t pid, char *why, size_t len)
+/* Is pid a live process the caller may look at? 0 and v->starttime,
+ * v->comm, *uid (its owner), or a VIEW_E* code and the reason in why. */
+static int identify(struct view *v, pid_t pid, uid_t *uid, char *why, size_t len)
 {
-	char path[64], stext[1024];
+	char path[64], stext[2048], status[16384];
+	const char *cl, *tgid;
 	struct stat sb;
-	int r;
-
-	memset(v, 0, offsetof(struct view, groups));
-	v->ngroups = 0;
-	v->nthreads = 0;
-	v->pid = pid;
-	v->backend = "no rgroup";
-	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (v->ncpus < 1)
-		v->ncpus = 1;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &sb) < 0)
-		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
 	if (geteuid() != 0 && sb.st_uid != geteuid())
-		return seterr(why, len, VIEW_EPERM,
+		return rgroup__why(why, len, VIEW_EPERM,
 			      "process %d belongs to another user (uid %u); only root may inspect it",
 			      (int)pid, (unsigned int)sb.st_uid);
+	*uid = sb.st_uid;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, stext, sizeof(stext)) <= 0 ||
+	if (rgroup__read_path(path, stext, sizeof(stext)) <= 0 ||
 	    rgroup__parse_stat_starttime(stext, &v->starttime) < 0)
-		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
 	/* A zombie has exited; only its parent has not reaped it yet. */
-	{
-		const char *cl = strrchr(stext, ')');
-
-		if (cl && (cl[2] == 'Z' || cl[2] == 'X'))
-			return seterr(why, len, VIEW_ENOPROC, "process %d has exited", (int)pid);
-	}
+	cl = strrchr(stext, ')');
+	if (cl && (cl[2] == 'Z' || cl[2] == 'X'))
+		return rgroup__why(why, len, VIEW_ENOPROC, "process %d has exited", (int)pid);
 	/* A thread id that is not a process id also has /proc/TID: refuse it. */
 	if (strtol(stext, NULL, 10) != pid)
-		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	{
-		char status[4096];
-		const char *tgid;
+	if (rgroup__read_path(path, status, sizeof(status)) > 0 &&
+	    (tgid = strstr(status, "\nTgid:")) && atoi(tgid + 6) != pid)
+		return rgroup__why(why, len, VIEW_ENOPROC,
+			      "%d is a thread of process %d, not a process",
+			      (int)pid, atoi(tgid + 6));
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (rgroup__read_path(path, v->comm, sizeof(v->comm)) <= 0)
+		snprintf(v->comm, sizeof(v->comm), "?");
+	v->comm[strcspn(v->comm, "\n")] = '\0';
+	return 0;
+}
 
-		if (read_file(path, status, sizeof(status)) > 0 &&
-		    (tgid = strstr(status, "\nTgid:")) && atoi(tgid + 6) != pid)
-			return seterr(why, len, VIEW_ENOPROC,
-				      "%d is a thread of process %d, not a process",
-				      (int)pid, atoi(tgid + 6));
-	}
-
-	if ((r = read_threads(v)) < 0)
-		return seterr(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
-	if (!read_state(v, sb.st_uid) && (r = read_cgroups(v, why, len)) != 0)
-		return r;
-
-	/* Thread counts and usage up the tree: reverse pre-order visits every
-	 * child before its parent. */
+/* Thread counts and usage up the tree, and the plain threads' and the
+ * process's totals. */
+static void add_up(struct view *v)
+{
 	for (int i = 0; i < v->ngroups; i++)
 		v->groups[i].nthreads_total = v->groups[i].nthreads;
 	if (!v->v2) {
@@ -528,6 +442,7 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 				v->groups[v->threads[t].group].usage_s +=
 					(double)v->threads[t].ticks * view_tick();
 	}
+	/* Reverse pre-order visits every child before its parent. */
 	for (int i = v->ngroups - 1; i >= 0; i--) {
 		struct view_group *g = &v->groups[i];
 
@@ -548,6 +463,28 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 		}
 	}
 	v->total_usage_s = (double)v->total_ticks * view_tick();
+}
+
+int view_read(struct view *v, pid_t pid, char *why, size_t len)
+{
+	uid_t uid = 0;
+	int r;
+
+	memset(v, 0, offsetof(struct view, groups));
+	v->ngroups = 0;
+	v->nthreads = 0;
+	v->pid = pid;
+	v->backend = "no rgroup";
+	v->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (v->ncpus < 1)
+		v->ncpus = 1;
+	if ((r = identify(v, pid, &uid, why, len)) != 0)
+		return r;
+	if (read_threads(v) < 0)
+		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
+	if (!read_state(v, uid) && (r = read_cgroups(v, why, len)) != 0)
+		return r;
+	add_up(v);
 	/* More nodes than the model holds: shares unknown (-1), the rest stands. */
 	view_model(v);
 	return 0;

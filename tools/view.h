@@ -11,7 +11,7 @@
  *
  * A process on the governor backend has no rgroup directories: its
  * governor publishes the tree in /dev/shm/rgroup-<pid>-<starttime>.state
- * (src/internal.h, rgroup(7)), which is read instead when it is there, is
+ * (src/governor-state.h, rgroup(7)), which is read instead when it is there, is
  * owned by the process's user and names this very process (a file of an
  * earlier process with the same pid has another start time in its name).
  * Its groups' CPU time is, as on cgroup v1, the live members' CPU times
@@ -62,6 +62,7 @@ struct view_group {
 struct view {
 	pid_t pid;
 	uint64_t starttime;
+	char comm[64];          /* its command name ("?" if unreadable) */
 	int v2;                 /* 1: cgroup v2, 0: cgroup v1 cpu */
 	int gov;                /* 1: the governor's state file, not cgroupfs */
 	const char *backend;    /* "cgroup1", "cgroup2" or "governor" */

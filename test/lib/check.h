@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check.h - the small harness of the system and VM tests.
+ * check.h - the small harness of the system and VM tests (check.c).
  *
  * These programs run against the real kernel, also statically linked inside
  * the VM (where no test library is installed), so they follow liburing's
@@ -26,43 +26,23 @@ struct rgt_case {
 	void (*fn)(void);
 };
 
-static int rgt_failures;
-static int rgt_skipped_case;
+extern int rgt_failures;        /* CHECKs failed so far */
+extern int rgt_skipped_case;    /* the running case skipped (not strict) */
 
-static inline int rgt_strict(void)
-{
-	const char *s = getenv("RGROUP_TEST_STRICT");
-	return s && *s && strcmp(s, "0") != 0;
-}
+/* RGROUP_TEST_STRICT is set (and not "0"): a skip fails. */
+int rgt_strict(void);
 
 /* The whole program cannot run here: exit 77 (or 1 in strict mode). */
-static inline void __attribute__((noreturn, format(printf, 1, 2)))
-rgt_skip_all(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, rgt_strict() ? "FAIL (strict mode, would skip): " : "SKIP: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(rgt_strict() ? 1 : 77);
-}
+void rgt_skip_all(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
 
 /* One case cannot run here: it is reported and, in strict mode, fails. */
-static inline void __attribute__((format(printf, 1, 2)))
-rgt_skip_case(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, rgt_strict() ? "  FAIL (strict mode, would skip): " : "  skip: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	if (rgt_strict())
-		rgt_failures++;
-	else
-		rgt_skipped_case = 1;
-}
+void rgt_skip_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Run the cases whose name contains argv[1] (all without it); the exit
+ * status: 0, 1 (a CHECK failed, or no case matched) or 77 (a case
+ * skipped). */
+int rgt_main(const struct rgt_case *cases, size_t n, int argc, char **argv);
 
 #define CHECK(cond, ...)                                                     \
 	do {                                                                 \
@@ -86,32 +66,6 @@ rgt_skip_case(const char *fmt, ...)
 		if (err_ > (tol))                                            \
 			rgt_failures++;                                      \
 	} while (0)
-
-static inline int rgt_main(const struct rgt_case *cases, size_t n, int argc,
-			   char **argv)
-{
-	int ran = 0, any_skipped = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (argc > 1 && !strstr(cases[i].name, argv[1]))
-			continue;
-		int before = rgt_failures;
-		rgt_skipped_case = 0;
-		fprintf(stderr, "# %s\n", cases[i].name);
-		cases[i].fn();
-		ran++;
-		any_skipped |= rgt_skipped_case;
-		fprintf(stderr, "%s %s\n",
-			rgt_failures > before ? "not ok" :
-			rgt_skipped_case ? "skip" : "ok", cases[i].name);
-	}
-	if (!ran) {
-		fprintf(stderr, "no case matched\n");
-		return 1;
-	}
-	if (rgt_failures)
-		return 1;
-	return any_skipped ? 77 : 0;
-}
 
 #define RGT_MAIN(cases)                                                      \
 	int main(int argc, char **argv)                                      \

@@ -392,7 +392,7 @@ static void *top_perm_thread(void *p)
 
 /* Rule 6, in a child without CAP_SYS_NICE. RLIMIT_NICE 30 (floor -10)
  * where the hard limit allows it (the VM); else the hard limit as it is
- * (0 on this sandbox, which lacks CAP_SYS_RESOURCE to raise it). */
+ * (a sandbox without CAP_SYS_RESOURCE cannot raise it). */
 static void rule6_permission(void)
 {
 	struct perm *pm = mmap(NULL, sizeof(*pm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

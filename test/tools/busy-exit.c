@@ -19,7 +19,7 @@
 #include <rgroup.h>
 
 #include "governor-state.h"
-#include "parse.h"
+#include "locate.h"
 
 static void *spin(void *arg)
 {
@@ -30,11 +30,9 @@ static void *spin(void *arg)
 
 int main(void)
 {
-	char stat[1024], name[64], path[128];
+	char name[64], path[128];
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	uint64_t start;
 	pthread_t t;
-	FILE *f;
 
 	if (strcmp(rgroup_backend(), "governor") != 0) {
 		fprintf(stderr, "busy-exit: backend %s, not the governor (set RGROUP_BACKEND=governor)\n",
@@ -49,13 +47,10 @@ int main(void)
 			return 1;
 		}
 	}
-	f = fopen("/proc/self/stat", "re");
-	if (!f || !fgets(stat, sizeof(stat), f) || rgroup__parse_stat_starttime(stat, &start) < 0 ||
-	    rgroup__format_statename(name, sizeof(name), getpid(), start, 0) < 0) {
+	if (rgroup__format_statename(name, sizeof(name), getpid(), rgroup__starttime(0), 0) < 0) {
 		fprintf(stderr, "busy-exit: cannot name the state file\n");
 		return 1;
 	}
-	fclose(f);
 	snprintf(path, sizeof(path), "%s/%s", RGROUP__STATE_DIR, name);
 	for (int i = 0; i < 500 && access(path, F_OK) < 0; i++)
 		nanosleep(&tick, NULL);

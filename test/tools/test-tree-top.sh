@@ -30,23 +30,7 @@ set -u
 RGROUP=$1
 HELPER=$2
 BUSY_EXIT=$3
-fails=0
-
-skip() {
-	if [ -n "${RGROUP_TEST_STRICT:-}" ] && [ "${RGROUP_TEST_STRICT}" != 0 ]; then
-		echo "FAIL (strict mode, would skip): $*" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
-fail() {
-	echo "  FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-ok() {
-	echo "ok $*" >&2
-}
+. "$(dirname "$0")/check.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root: the helper makes a system group of its own"
 command -v tmux >/dev/null 2>&1 || skip "tmux is not installed (Debian package tmux)"
@@ -423,8 +407,4 @@ check_state_files() {
 check_backend "$kernel_backend"
 check_backend governor
 
-if [ "$fails" != 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-exit 0
+finish

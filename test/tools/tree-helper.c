@@ -47,6 +47,11 @@ static unsigned int describe(FILE *f, pid_t tid)
 	}
 	if (info.parent && rgroup_info(info.parent, &pinfo) < 0)
 		exit(1);
+	/* A backend without directories (the governor) names no group; the
+	 * tool shows the name such a directory would have. */
+	if (!info.name[0])
+		rgroup__format_dirname(info.name, sizeof(info.name), getpid(),
+				       rgroup__starttime(0), info.id);
 	fprintf(f, "group %s {\"name\":\"%s\",\"id\":%llu,\"parent\":%llu,\"depth\":%u,"
 		"\"nice\":%d,\"weight\":%u,\"threads\":%u,\n",
 		info.name, info.name, (unsigned long long)info.id,
@@ -90,15 +95,12 @@ static int all_threads(void)
 	return n;
 }
 
-/* The governor's state file name for this process (src/publish.c). */
+/* The governor's state file name for this process (src/governor-state.h). */
 static void state_fact(FILE *f)
 {
-	char stat[1024], name[64];
-	uint64_t start;
+	char name[64];
 
-	if (rgt_read("/proc/self/stat", stat, sizeof(stat)) < 0 ||
-	    rgroup__parse_stat_starttime(stat, &start) < 0 ||
-	    rgroup__format_statename(name, sizeof(name), getpid(), start, 0) < 0) {
+	if (rgroup__format_statename(name, sizeof(name), getpid(), rgroup__starttime(0), 0) < 0) {
 		fprintf(stderr, "tree-helper: cannot name the state file\n");
 		exit(1);
 	}

@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "governor-state.h"
+#include "locate.h"
 #include "parse.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -675,6 +677,49 @@ static void test_stat_starttime(void **state)
 	}
 }
 
+/* Fields 3..13, then utime, stime, 16..18, nice, and the rest. */
+#define STAT_CPU(ut, st, nice) " R 1 1 1 0 -1 4194304 103 0 0 0 " ut " " st " 0 0 20 " nice \
+	" 1 0 1044555" STAT_TAIL
+
+static void test_stat_cpu(void **state)
+{
+	static const struct {
+		const char *name, *text;
+		int ret;
+		uint64_t ticks;
+		int nice;
+	} cases[] = {
+		{ "real", "6678 (cat)" STAT_CPU("12", "3", "0"), 0, 15, 0 },
+		{ "negative nice", "1 (a b)" STAT_CPU("0", "0", "-20"), 0, 0, -20 },
+		{ "nice 19", "1 (x) y)" STAT_CPU("7", "0", "19"), 0, 7, 19 },
+		{ "live stat line", "1 (a)" STAT_MID "9" STAT_TAIL, 0, 0, 0 },
+		{ "nice 20", "1 (a)" STAT_CPU("1", "1", "20"), -ERANGE, 0, 0 },
+		{ "nice -21", "1 (a)" STAT_CPU("1", "1", "-21"), -ERANGE, 0, 0 },
+		{ "ticks overflow", "1 (a)" STAT_CPU("18446744073709551615", "1", "0"), -ERANGE, 0, 0 },
+		{ "junk utime", "1 (a)" STAT_CPU("1x", "1", "0"), -EINVAL, 0, 0 },
+		{ "negative stime", "1 (a)" STAT_CPU("1", "-1", "0"), -EINVAL, 0, 0 },
+		{ "junk nice", "1 (a)" STAT_CPU("1", "1", "-"), -EINVAL, 0, 0 },
+		{ "truncated before nice", "1 (a) R 1 1 1 0 -1 4194304 103 0 0 0 1 2 0", -EINVAL, 0, 0 },
+		{ "no comm", "1 a R 1", -EINVAL, 0, 0 },
+		{ "empty", "", -EINVAL, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t t = 0xdeadbeef;
+		int n = 99;
+		int r = rgroup__parse_stat_cpu(cases[i].text, &t, &n);
+
+		if (r != cases[i].ret)
+			fail_msg("case \"%s\": returned %d, expected %d", cases[i].name, r, cases[i].ret);
+		if (r == 0 && (t != cases[i].ticks || n != cases[i].nice))
+			fail_msg("case \"%s\": %" PRIu64 " ticks, nice %d, expected %" PRIu64 ", %d",
+				 cases[i].name, t, n, cases[i].ticks, cases[i].nice);
+		if (r < 0 && (t != 0xdeadbeef || n != 99))
+			fail_msg("case \"%s\": output written on failure", cases[i].name);
+	}
+}
+
 /* ---- directory names ------------------------------------------------------- */
 
 static void test_dirname_roundtrip(void **state)
@@ -996,21 +1041,6 @@ static void test_state_cases(void **state)
 
 /* ---- this machine ---------------------------------------------------------- */
 
-static int slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	if (n == len - 1)
-		return -1; /* may be cut: not a fair input */
-	buf[n] = '\0';
-	return 0;
-}
-
 /*
  * The live /proc texts of the machine running the test: whatever its
  * layout, every line must be well-formed to our parsers (no -EINVAL), and
@@ -1026,12 +1056,19 @@ static void test_live_proc(void **state)
 	int r;
 
 	(void)state;
-	assert_int_equal(slurp("/proc/self/stat", buf, sizeof(buf)), 0);
+	assert_true(rgroup__read_path("/proc/self/stat", buf, sizeof(buf)) > 0);
 	assert_int_equal(rgroup__parse_stat_starttime(buf, &start), 0);
 	assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &now), 0);
 	assert_true(start <= (uint64_t)(now.tv_sec + 1) * (uint64_t)sysconf(_SC_CLK_TCK));
+	{
+		uint64_t ticks;
+		int nice;
 
-	assert_int_equal(slurp("/proc/self/mountinfo", buf, sizeof(buf)), 0);
+		assert_int_equal(rgroup__parse_stat_cpu(buf, &ticks, &nice), 0);
+		assert_int_equal(nice, getpriority(PRIO_PROCESS, 0));
+	}
+
+	assert_true(rgroup__read_path("/proc/self/mountinfo", buf, sizeof(buf)) > 0);
 	for (const char *c = "\0cpu\0cpuacct\0memory\0name=systemd\0"; ; c += strlen(c) + 1) {
 		const char *ctrl = *c ? c : NULL;
 
@@ -1042,7 +1079,7 @@ static void test_live_proc(void **state)
 			break;
 	}
 
-	assert_int_equal(slurp("/proc/self/cgroup", buf, sizeof(buf)), 0);
+	assert_true(rgroup__read_path("/proc/self/cgroup", buf, sizeof(buf)) > 0);
 	r = rgroup__parse_proc_cgroup(buf, NULL, path, sizeof(path));
 	if (r != 0 && r != -ENOENT)
 		fail_msg("/proc/self/cgroup v2: %d", r);
@@ -1067,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_tids),
 		cmocka_unit_test(test_tids_malformed),
 		cmocka_unit_test(test_stat_starttime),
+		cmocka_unit_test(test_stat_cpu),
 		cmocka_unit_test(test_dirname_roundtrip),
 		cmocka_unit_test(test_dirname_format_errors),
 		cmocka_unit_test(test_dirname_parse_rejects),

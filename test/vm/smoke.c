@@ -13,70 +13,23 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 
 #include "check.h"
+#include "parse.h"
+#include "util.h"
 
 #define CGROOT "/sys/fs/cgroup"
 
 static char own[4200];	/* this process's cgroup directory */
-
-/* Read a small file into buf, NUL-terminated; -errno on failure. */
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return 0;
-}
-
-/* One write() per value, as cgroupfs wants. */
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	close(fd);
-	return 0;
-}
-
-static int has_word(const char *list, const char *word)
-{
-	size_t len = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += len)
-		if ((p == list || p[-1] == ' ') &&
-		    (p[len] == '\0' || p[len] == ' ' || p[len] == '\n'))
-			return 1;
-	return 0;
-}
 
 static void find_own_cgroup(void)
 {
 	char buf[4096];
 
 	/* Only the unified hierarchy's line, "0::/path", is there on v2. */
-	if (read_file("/proc/self/cgroup", buf, sizeof(buf)) ||
+	if (rgt_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
 	    strncmp(buf, "0::", 3) != 0)
 		rgt_skip_all("no cgroup v2 in /proc/self/cgroup (not booted by run-in-vm.sh?)");
 	buf[strcspn(buf, "\n")] = '\0';
@@ -94,12 +47,12 @@ static void test_controllers(void)
 	if (uname(&u) == 0)
 		fprintf(stderr, "  kernel %s, uid %d, cgroup %s\n", u.release,
 			(int)getuid(), own + strlen(CGROOT));
-	CHECK(read_file(CGROOT "/cgroup.controllers", buf, sizeof(buf)) == 0,
+	CHECK(rgt_read(CGROOT "/cgroup.controllers", buf, sizeof(buf)) >= 0,
 	      "cannot read the root's cgroup.controllers");
-	CHECK(has_word(buf, "cpu"), "root controllers: %s", buf);
+	CHECK(rgroup__has_token(buf, "cpu"), "root controllers: %s", buf);
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", own);
-	CHECK(read_file(path, buf, sizeof(buf)) == 0, "cannot read %s", path);
-	CHECK(has_word(buf, "cpu"), "cpu not available in %s: %s", own, buf);
+	CHECK(rgt_read(path, buf, sizeof(buf)) >= 0, "cannot read %s", path);
+	CHECK(rgroup__has_token(buf, "cpu"), "cpu not available in %s: %s", own, buf);
 }
 
 struct spinner {
@@ -124,10 +77,10 @@ static void *spin(void *arg)
 	char path[4500], tid[32];
 	double t0;
 
-	s->tid = (pid_t)syscall(SYS_gettid);
+	s->tid = rgt_gettid();
 	snprintf(path, sizeof(path), "%s/cgroup.threads", s->child);
 	snprintf(tid, sizeof(tid), "%d", (int)s->tid);
-	s->move_err = write_file(path, tid);
+	s->move_err = rgt_write(path, tid);
 	t0 = thread_cpu_seconds();
 	while (!s->move_err && thread_cpu_seconds() - t0 < 0.2)
 		;
@@ -149,16 +102,16 @@ static void test_threaded_child(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.type", child);
-	r = write_file(path, "threaded");
+	r = rgt_write(path, "threaded");
 	CHECK(r == 0, "write threaded to %s: %s", path, strerror(-r));
-	CHECK(read_file(path, buf, sizeof(buf)) == 0 && !strcmp(buf, "threaded\n"),
+	CHECK(rgt_read(path, buf, sizeof(buf)) >= 0 && !strcmp(buf, "threaded\n"),
 	      "%s reads %s", path, buf);
 
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own);
-	r = write_file(path, "+cpu");
+	r = rgt_write(path, "+cpu");
 	CHECK(r == 0, "write +cpu to %s: %s", path, strerror(-r));
 	snprintf(path, sizeof(path), "%s/cpu.weight", child);
-	r = write_file(path, "50");
+	r = rgt_write(path, "50");
 	CHECK(r == 0, "write 50 to %s: %s", path, strerror(-r));
 
 	pthread_barrier_init(&s.moved, NULL, 2);
@@ -172,26 +125,25 @@ static void test_threaded_child(void)
 	if (!s.move_err) {
 		char want[4500];
 		long long usage = -1;
-		char *p;
+		uint64_t u;
 
 		snprintf(path, sizeof(path), "/proc/self/task/%d/cgroup", (int)s.tid);
 		snprintf(want, sizeof(want), "0::%s\n", child + strlen(CGROOT));
-		CHECK(read_file(path, buf, sizeof(buf)) == 0 && !strcmp(buf, want),
+		CHECK(rgt_read(path, buf, sizeof(buf)) >= 0 && !strcmp(buf, want),
 		      "thread's cgroup is %s, want %s", buf, want);
 		snprintf(path, sizeof(path), "%s/cgroup.procs", child);
-		r = read_file(path, buf, sizeof(buf));
+		r = rgt_read(path, buf, sizeof(buf));
 		CHECK(r == -EOPNOTSUPP, "cgroup.procs of a threaded cgroup: %d", r);
 		snprintf(path, sizeof(path), "%s/cpu.stat", child);
-		CHECK(read_file(path, buf, sizeof(buf)) == 0, "cannot read %s", path);
-		p = strstr(buf, "usage_usec ");
-		if (p && (p == buf || p[-1] == '\n'))
-			usage = strtoll(p + strlen("usage_usec "), NULL, 10);
+		CHECK(rgt_read(path, buf, sizeof(buf)) >= 0, "cannot read %s", path);
+		if (rgroup__parse_keyed(buf, "usage_usec", &u) == 0)
+			usage = (long long)u;
 		fprintf(stderr, "  %s usage_usec %lld\n", path, usage);
 		CHECK(usage >= 100000, "usage_usec %lld, the thread spun 0.2 s", usage);
 		/* Back home so that the child is empty and can go. */
 		snprintf(path, sizeof(path), "%s/cgroup.threads", own);
 		snprintf(buf, sizeof(buf), "%d", (int)s.tid);
-		r = write_file(path, buf);
+		r = rgt_write(path, buf);
 		CHECK(r == 0, "move thread back: %s", strerror(-r));
 	}
 	pthread_barrier_wait(&s.moved);
@@ -200,7 +152,7 @@ out:
 	pthread_barrier_destroy(&s.moved);
 	CHECK(rmdir(child) == 0, "rmdir %s: %s", child, strerror(errno));
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own);
-	r = write_file(path, "-cpu");
+	r = rgt_write(path, "-cpu");
 	CHECK(r == 0, "write -cpu to %s: %s", path, strerror(-r));
 }
 
