@@ -741,11 +741,21 @@ int rgroup__run_format_settings(const struct rgroup__run_group *g, char *buf, si
 }
 
 /* A stored glob back into a rule's text: ',' ':' and a last blank get
- * the spec's backslash; fnmatch's own escapes pass as they are. */
+ * the spec's backslash; fnmatch's own escapes and bracket expressions
+ * (where ',' and ':' need none, and "[:digit:]" must stay as it is) pass
+ * as they are. */
 static void put_glob(struct out *o, const char *glob)
 {
+	const char *end = glob + strlen(glob);
+
 	for (const char *p = glob; *p; p++) {
-		if (*p == '\\' && p[1]) {
+		int bad = 0;
+		const char *b = *p == '[' ? bracket_end(p, end, &bad) : NULL;
+
+		if (b) {
+			put(o, "%.*s", (int)(b - p + 1), p);
+			p = b;
+		} else if (*p == '\\' && p[1]) {
 			put(o, "\\%c", p[1]);
 			p++;
 		} else if (*p == ',' || *p == ':' || ((*p == ' ' || *p == '\t') && !p[1])) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Build every libFuzzer target of src/parse.c with clang (ASan + UBSan) and
+# Build every libFuzzer target of src/parse.c and src/run-spec.c with clang (ASan + UBSan) and
 # run each for N seconds (default 10), starting from test/fuzz/corpus/.
 # New inputs go to a scratch directory, never into the source tree.
 #
@@ -32,7 +32,7 @@ for t in $targets; do
 	"$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$top/include" -I"$top/src" \
-		"$here/fuzz-$t.c" "$top/src/parse.c" -o "$bin"
+		"$here/fuzz-$t.c" "$top/src/parse.c" "$top/src/run-spec.c" -o "$bin"
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz-$t: ${secs}s"
 	# the scratch corpus first: libFuzzer writes new inputs there

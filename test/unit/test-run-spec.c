@@ -286,7 +286,7 @@ static void test_text_and_roundtrip(void **state)
 		"fg=query*:nice=-0\n"
 		"bg/compaction=rocksdb:low*, compact*  :nice=10,cpus=1,max=50%\n"
 		"bg:cpus=0-1,max=150%\n"
-		"odd=a\\,b,c\\:d,e\\*f,sp\\ ,x[,:]\n"
+		"odd=a\\,b,c\\:d,e\\*f,sp\\ ,x[,:],[[:digit:]][]:]\n"
 		"bg/flush=rocksdb:high:max=12500/100000\r\n";
 	char err[256], text[4096], again[4096];
 	int n;
