@@ -141,7 +141,8 @@ static int recycle(struct rgroup__node *n)
 	uint64_t ns;
 
 	if (!st->be->spares || !n->bound || st->dismantled ||
-	    st->nspares >= SPARE_MAX_TOTAL || ms_since(&st->last_create) >= SPARE_MS)
+	    st->nspares >= SPARE_MAX_TOTAL || ms_since(&st->last_create) >= SPARE_MS ||
+	    rgroup__node_limited(n))   /* rule 10's settings are not for the next group */
 		return 0;
 	for (struct rgroup__node *p = *pool; p; p = p->next)
 		len++;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "parse.h"
 #include "run-spec.h"
 
 static int fail(char *err, size_t len, int code, const char *fmt, ...)
@@ -196,28 +197,7 @@ int rgroup__run_parse_cpus(const char *s, const char *end, cpu_set_t *set, char 
 
 int rgroup__run_format_cpus(const cpu_set_t *set, char *out, size_t len)
 {
-	size_t off = 0;
-	int first = 1;
-
-	if (!len)
-		return -ENAMETOOLONG;
-	out[0] = '\0';
-	for (int c = 0; c < RGROUP__RUN_MAX_CPUS; c++) {
-		int last = c, n;
-
-		if (!CPU_ISSET((size_t)c, set))
-			continue;
-		while (last + 1 < RGROUP__RUN_MAX_CPUS && CPU_ISSET((size_t)last + 1, set))
-			last++;
-		n = last == c ? snprintf(out + off, len - off, "%s%d", first ? "" : ",", c)
-			      : snprintf(out + off, len - off, "%s%d-%d", first ? "" : ",", c, last);
-		if (n < 0 || (size_t)n >= len - off)
-			return -ENAMETOOLONG;
-		off += (size_t)n;
-		first = 0;
-		c = last;
-	}
-	return (int)off;
+	return rgroup__format_cpulist(set, sizeof(*set), out, len);
 }
 
 /* ---- One rule ---------------------------------------------------------------- */
