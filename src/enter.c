@@ -160,10 +160,10 @@ out:
 	return r;
 }
 
-RGROUP__EXPORT void *rgroup__enter_self(void)
+RGROUP__EXPORT void *rgroup__enter_self(pid_t *tid)
 {
 	rgroup__init();
-	rgroup__self_tid();
+	*tid = rgroup__self_tid();
 	return &rgroup__self;
 }
 
@@ -176,6 +176,10 @@ RGROUP__EXPORT void rgroup__enter_gone(void)
 
 RGROUP__EXPORT int rgroup__enter_signal(void)
 {
+	/* Inside the library (it installs the governor's own handler with
+	 * the core lock held), the answer is 0: nothing to keep from it. */
+	if (rgroup__in_lib)
+		return 0;
 	rgroup__init();
 	return st->be == &rgroup__backend_governor ? rgroup__gov_signal() : 0;
 }

@@ -325,6 +325,9 @@ static void *keeper_main(void *unused)
 {
 	struct timespec ts;
 
+	/* Named, or it would carry the name of whichever thread started it
+	 * (a program's "CPU 0/TCG" under rgroup run). */
+	pthread_setname_np(pthread_self(), "rgroup-keeper");
 	rgroup__lock();
 	__atomic_store_n(&st->keeper_tid, rgroup__self_tid(), __ATOMIC_RELAXED);
 	/* The keeper is created by whichever thread made an rgroup; it

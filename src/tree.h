@@ -285,13 +285,14 @@ struct rgroup__level {
  */
 int rgroup__enter(struct rgroup__level *chain, unsigned int depth, void *who);
 /* The calling thread's record, for a later rgroup__enter() by another
- * thread on its behalf; its tid is known from then on. */
-void *rgroup__enter_self(void);
+ * thread on its behalf; its tid (into *tid) is known from then on. */
+void *rgroup__enter_self(pid_t *tid);
 /* A thread entered by another thread (who != NULL) calls this as it exits
  * (its own key destructor is not set for it): it leaves its group. */
 void rgroup__enter_gone(void);
 /* The real-time signal the governor pauses threads with, if the governor
- * is this process's backend; else 0. */
+ * is this process's backend; else 0 (also when called from inside the
+ * library, with the core lock held). */
 int rgroup__enter_signal(void);
 
 /* ---- spawn.c ----------------------------------------------------------- */

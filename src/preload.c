@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preload.c - librgroup-preload.so: rgroups for a program nobody changed.
+ * `rgroup run` starts the program with this library and librgroup in
+ * LD_PRELOAD and the rules (run-spec.h) in RGROUP_RUN_RULES; when the
+ * program names a thread, the thread enters the group its name matches.
+ *
+ * What it interposes, and why:
+ *
+ *   pthread_setname_np, prctl(PR_SET_NAME)
+ *       A thread named for the first time with a name that matches a rule
+ *       enters that rule's group (rgroup__enter, enter.c) and stays there
+ *       (rule 2: a later name changes nothing). A thread may be named by
+ *       another (RocksDB names its pool threads right after creating
+ *       them): it is entered on its behalf, or, if it has not started
+ *       yet, it enters itself as it starts, before any of its code runs.
+ *   pthread_create
+ *       A thread made by a thread in a group is born in that group
+ *       (rule 1: rgroup_thread_create() without RGROUP_NEW, so the library
+ *       tracks it; the governor must know). Every thread made here is
+ *       also listed, so that a thread naming another can find it.
+ *   the exec family
+ *       librgroup's own (rule 7: groups are emptied before an exec); see
+ *       below why the program would not reach them otherwise.
+ *   sigaction, signal, bsd_signal, sysv_signal, sigset
+ *       On the governor backend the governor pauses threads with one
+ *       real-time signal. A program that installs a handler for it would
+ *       break the governor (and get its pauses): it is stopped with a
+ *       message (exit 125) instead of misbehaving silently. Resetting the
+ *       signal to SIG_DFL or SIG_IGN, which daemons do for every signal,
+ *       is let through before the governor runs and kept from undoing
+ *       the governor's handler after.
+ *
+ * One copy of the library's state: this object links librgroup.so (its
+ * dependency, loaded with it), so a program that uses librgroup itself
+ * shares the same library.
+ * Calls the library itself makes to the functions above (its threads, its
+ * names, its handler) pass straight through: they are told by their
+ * return address.
+ *
+ * fork: the child starts outside every group (rule 7, the library's fork
+ * handler), and keeps the rules unless RGROUP_RUN_INHERIT=0; exec: a
+ * program started by the program gets the same environment, so the same
+ * rules, unless RGROUP_RUN_INHERIT=0, in which case this library takes
+ * itself and librgroup out of LD_PRELOAD and the rules out of the
+ * environment as it loads. Under secure execution (setuid) it does
+ * nothing. This library prints (stderr, "rgroup run: ..."); librgroup
+ * never does.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "run-spec.h"
+#include "tree.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define STOPPED 125     /* exit status when the preload stops the program */
+
+extern char *program_invocation_short_name;
+
+/* ---- What the rules say ---------------------------------------------------- */
+
+static struct rgroup__run_rules rules;
+/* Per group: its settings and the id of its rgroup while it lives. Ids
+ * are read and written only with `mu` held (entries are serialized). */
+static struct rgroup__level levels[RGROUP__RUN_MAX_GROUPS];
+static int active, inherit = 1, verbose;
+static unsigned char reported[RGROUP__RUN_MAX_GROUPS];
+
+/* librgroup's mapping: calls from there pass through. */
+static uintptr_t lib_lo, lib_hi;
+/* The governor's handler, as the library installed it. */
+static void *gov_handler;
+
+static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_setname)(pthread_t, const char *);
+static int (*real_prctl)(int, ...);
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+typedef void (*handler_t)(int);
+static handler_t (*real_signal)(int, handler_t);
+static handler_t (*real_bsd_signal)(int, handler_t);
+static handler_t (*real_sysv_signal)(int, handler_t);
+static handler_t (*real_sigset)(int, handler_t);
+
+static int from_lib(const void *ret)
+{
+	return (uintptr_t)ret - lib_lo < lib_hi - lib_lo;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "rgroup run: ");
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(buf, "\n");
+	/* One write: lines of several threads do not mix. */
+	(void)!write(2, buf, strlen(buf));
+}
+
+/* ---- Threads: who can be found by whom --------------------------------------- */
+
+/*
+ * One per thread started through pthread_create() (heap, freed by the
+ * last of the thread and its creator to let go of it), and one in TLS for
+ * any other thread (the main thread is listed too). `mu` guards the
+ * table, and every entry into a group.
+ */
+struct pslot {
+	struct pslot *next, **pprev;
+	pthread_t self;
+	void *(*fn)(void *);
+	void *arg;
+	void *rec;              /* the library's record; NULL: not started yet */
+	pid_t tid;
+	int pending;            /* a group to enter as it starts; -1: none */
+	char pending_name[16];
+	int grouped;            /* in an rgroup: never moves again (atomic) */
+	int foreign;            /* entered by another thread: leave at exit */
+	int linked, gone;
+};
+
+#define NBUCKETS 1024
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pslot *table[NBUCKETS];
+static pthread_key_t key;
+static struct pslot main_slot;
+static __thread struct pslot *myslot;
+static __thread struct pslot own_slot;
+
+static struct pslot **bucket(pthread_t t)
+{
+	return &table[((uintptr_t)t >> 8) % NBUCKETS];
+}
+
+static void slot_link(struct pslot *s)
+{
+	struct pslot **b = bucket(s->self);
+
+	s->next = *b;
+	if (*b)
+		(*b)->pprev = &s->next;
+	s->pprev = b;
+	*b = s;
+	s->linked = 1;
+}
+
+static void slot_unlink(struct pslot *s)
+{
+	*s->pprev = s->next;
+	if (s->next)
+		s->next->pprev = s->pprev;
+	s->linked = 0;
+}
+
+static struct pslot *slot_find(pthread_t t)
+{
+	for (struct pslot *s = *bucket(t); s; s = s->next)
+		if (pthread_equal(s->self, t))
+			return s;
+	return NULL;
+}
+
+static struct pslot *self_slot(void)
+{
+	if (!myslot) {
+		own_slot.self = pthread_self();
+		own_slot.pending = -1;
+		myslot = &own_slot;
+	}
+	return myslot;
+}
+
+/* ---- Entering a group ------------------------------------------------------------ */
+
+/* The library's handler was replaced behind our back (a raw rt_sigaction). */
+static void check_handler(void)
+{
+	struct sigaction now;
+	int sig;
+
+	if (!gov_handler || !(sig = rgroup__enter_signal()) ||
+	    real_sigaction(sig, NULL, &now) < 0 || (void *)now.sa_sigaction == gov_handler)
+		return;
+	say("%s replaced the handler of signal %d (SIGRTMIN+%d), which the governor pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL set to another offset, or on a cgroup backend",
+	    program_invocation_short_name, sig, sig - SIGRTMIN);
+	_exit(STOPPED);
+}
+
+/* Thread `who` (NULL: the caller; tid for messages) enters group g. mu held. */
+static int enter(int g, void *who, pid_t tid, const char *name)
+{
+	struct rgroup__level chain[RGROUP__RUN_MAX_DEPTH];
+	int idx[RGROUP__RUN_MAX_DEPTH], depth = 0, r;
+
+	check_handler();
+	for (int i = g; i >= 0; i = rules.groups[i].parent)
+		depth++;
+	for (int i = g, k = depth; i >= 0; i = rules.groups[i].parent) {
+		idx[--k] = i;
+		chain[k] = levels[i];
+	}
+	r = rgroup__enter(chain, (unsigned int)depth, who);
+	if (r == 0) {
+		for (int k = 0; k < depth; k++)
+			levels[idx[k]].id = chain[k].id;
+		if (verbose)
+			say("thread %d '%s' -> %s", (int)tid, name, rules.groups[g].path);
+	} else if (r != -EEXIST && !reported[g]) {
+		reported[g] = 1;
+		say("thread %d '%s' stays outside group '%s': %s%s", (int)tid, name,
+		    rules.groups[g].path, strerror(-r),
+		    r == -EACCES ? " (its nice is below the thread's: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE)" :
+		    r == -EPERM ? " (its cpus are outside what the process may use)" : "");
+	}
+	return r;
+}
+
+static void enter_self(struct pslot *me, int g, const char *name)
+{
+	pid_t tid;
+	void *rec;
+	int r;
+
+	if (__atomic_load_n(&me->grouped, __ATOMIC_ACQUIRE))
+		return;     /* rule 2: once in a group, a name changes nothing */
+	rec = rgroup__enter_self(&tid);
+	(void)rec;
+	pthread_mutex_lock(&mu);
+	r = enter(g, NULL, tid, name);
+	if (r == 0 || r == -EEXIST)
+		__atomic_store_n(&me->grouped, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mu);
+}
+
+static void named(pthread_t t, const char *name)
+{
+	char comm[16];
+	struct pslot *s;
+	int g, r;
+
+	/* The kernel keeps 15 characters; prctl() cuts longer names. */
+	snprintf(comm, sizeof(comm), "%s", name);
+	g = rgroup__run_match(&rules, comm);
+	if (g < 0)
+		return;     /* matches nothing: stays where it is */
+	if (pthread_equal(t, pthread_self())) {
+		enter_self(self_slot(), g, comm);
+		return;
+	}
+	pthread_mutex_lock(&mu);
+	s = slot_find(t);
+	if (!s) {
+		if (!reported[g]) {
+			reported[g] = 1;
+			say("thread '%s' was named by another thread and was not started through pthread_create() with this library loaded: it stays outside group '%s'",
+			    comm, rules.groups[g].path);
+		}
+	} else if (__atomic_load_n(&s->grouped, __ATOMIC_ACQUIRE)) {
+		/* rule 2 */
+	} else if (!s->rec) {
+		s->pending = g;   /* it enters itself before its code runs */
+		snprintf(s->pending_name, sizeof(s->pending_name), "%s", comm);
+	} else {
+		r = enter(g, s->rec, s->tid, comm);
+		if (r == 0) {
+			s->foreign = 1;
+			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
+		} else if (r == -EEXIST) {
+			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+/* ---- pthread_create ------------------------------------------------------------- */
+
+static void slot_gone(void *p)
+{
+	struct pslot *s = p;
+	int foreign, release = 0;
+
+	pthread_mutex_lock(&mu);
+	if (s->linked) {
+		slot_unlink(s);
+		release = 1;
+	} else {
+		s->gone = 1;      /* the creator frees it */
+	}
+	foreign = s->foreign;
+	pthread_mutex_unlock(&mu);
+	/* Entered by another thread: the library set no exit hook for it. */
+	if (foreign)
+		rgroup__enter_gone();
+	myslot = NULL;
+	if (release)
+		free(s);
+}
+
+static void *start(void *p)
+{
+	struct pslot *s = p;
+	void *rec;
+	pid_t tid;
+	int pending;
+
+	myslot = s;
+	pthread_setspecific(key, s);
+	rec = rgroup__enter_self(&tid);
+	pthread_mutex_lock(&mu);
+	s->rec = rec;
+	s->tid = tid;
+	pending = s->pending;
+	pthread_mutex_unlock(&mu);
+	if (pending >= 0)
+		enter_self(s, pending, s->pending_name);
+	return s->fn(s->arg);
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct pslot *s;
+	int r;
+
+	if (!active || from_lib(__builtin_return_address(0)))
+		return real_create(t, attr, fn, arg);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	s->pending = -1;
+	s->grouped = __atomic_load_n(&self_slot()->grouped, __ATOMIC_ACQUIRE);
+	/* Rule 1: born in its creator's group. */
+	r = s->grouped ? rgroup_thread_create(t, attr, 0, start, s) : real_create(t, attr, start, s);
+	if (r) {
+		free(s);
+		return r;
+	}
+	pthread_mutex_lock(&mu);
+	if (s->gone) {
+		pthread_mutex_unlock(&mu);
+		free(s);        /* it has come and gone already */
+		return 0;
+	}
+	s->self = *t;
+	slot_link(s);
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+/* ---- Names ------------------------------------------------------------------------ */
+
+EXPORT int pthread_setname_np(pthread_t t, const char *name)
+{
+	int r = real_setname(t, name);
+
+	if (r == 0 && active && !from_lib(__builtin_return_address(0)))
+		named(t, name);
+	return r;
+}
+
+EXPORT int prctl(int option, ...)
+{
+	unsigned long a2, a3, a4, a5;
+	va_list ap;
+	int r;
+
+	va_start(ap, option);
+	a2 = va_arg(ap, unsigned long);
+	a3 = va_arg(ap, unsigned long);
+	a4 = va_arg(ap, unsigned long);
+	a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	r = real_prctl(option, a2, a3, a4, a5);
+	if (r == 0 && option == PR_SET_NAME && active && a2 &&
+	    !from_lib(__builtin_return_address(0)))
+		named(pthread_self(), (const char *)a2);
+	return r;
+}
+
+/* ---- The governor's signal ----------------------------------------------------------- */
+
+/* 1: swallow the call (a reset that would undo the governor's handler),
+ * 0: let it through; a real handler for the signal stops the program. */
+static int guard(int sig, void *handler, const void *ret)
+{
+	int gs;
+
+	if (!active)
+		return 0;
+	if (from_lib(ret)) {
+		if (handler != (void *)SIG_DFL && handler != (void *)SIG_IGN)
+			gov_handler = handler;   /* the library's own, to compare */
+		return 0;
+	}
+	gs = rgroup__enter_signal();
+	if (!gs || sig != gs)
+		return 0;
+	if (handler == (void *)SIG_DFL || handler == (void *)SIG_IGN)
+		return gov_handler != NULL;
+	say("%s installs a handler for signal %d (SIGRTMIN+%d), which the governor backend pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL=N for a real-time signal offset N it leaves alone (0..%d), or on a cgroup backend (see rgroup doctor)",
+	    program_invocation_short_name, sig, sig - SIGRTMIN, SIGRTMAX - SIGRTMIN);
+	_exit(STOPPED);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (act && guard(sig, (void *)act->sa_handler, __builtin_return_address(0)))
+		return old ? real_sigaction(sig, NULL, old) : 0;
+	return real_sigaction(sig, act, old);
+}
+
+#define SIGNAL_FN(name, real)                                                       \
+	EXPORT handler_t name(int sig, handler_t h)                                  \
+	{                                                                            \
+		struct sigaction now;                                                \
+		if (guard(sig, (void *)h, __builtin_return_address(0)))              \
+			return real_sigaction(sig, NULL, &now) == 0 ? now.sa_handler : SIG_ERR; \
+		return real(sig, h);                                                 \
+	}
+
+SIGNAL_FN(signal, real_signal)
+SIGNAL_FN(bsd_signal, real_bsd_signal)
+SIGNAL_FN(sysv_signal, real_sysv_signal)
+SIGNAL_FN(sigset, real_sigset)
+
+/* ---- exec: librgroup's ---------------------------------------------------------------- */
+
+/*
+ * librgroup defines the exec family (spawn.c: the groups are emptied into
+ * the sgroup before the program is replaced, rule 7), but with its own
+ * symbol version: a program linked against libc alone asks for libc's
+ * versions, which a preloaded librgroup cannot answer. These unversioned
+ * definitions can, and hand the call to librgroup's.
+ */
+static int (*lib_execve)(const char *, char *const[], char *const[]);
+static int (*lib_execvpe)(const char *, char *const[], char *const[]);
+static int (*lib_fexecve)(int, char *const[], char *const[]);
+
+extern char **environ;
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return lib_execve(path, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	return lib_execve(path, argv, environ);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return lib_execvpe(file, argv, envp);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	return lib_execvpe(file, argv, environ);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return lib_fexecve(fd, argv, envp);
+}
+
+/* execl, execlp, execle: their arguments as an argv, on the stack. */
+static char **list_args(const char *arg0, va_list ap, size_t n, char **argv)
+{
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *);
+	return argv;
+}
+
+static size_t count_args(va_list ap)
+{
+	size_t n = 0;
+
+	while (va_arg(ap, char *))
+		n++;
+	return n;
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap, again;
+	size_t n;
+
+	va_start(ap, arg);
+	va_copy(again, ap);
+	n = count_args(ap);
+	char *argv[n + 2];
+	list_args(arg, again, n + 1, argv);
+	va_end(again);
+	va_end(ap);
+	return lib_execve(path, argv, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap, again;
+	size_t n;
+
+	va_start(ap, arg);
+	va_copy(again, ap);
+	n = count_args(ap);
+	char *argv[n + 2];
+	list_args(arg, again, n + 1, argv);
+	va_end(again);
+	va_end(ap);
+	return lib_execvpe(file, argv, environ);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap, again;
+	size_t n;
+
+	va_start(ap, arg);
+	va_copy(again, ap);
+	n = count_args(ap);
+	char *argv[n + 2];
+	list_args(arg, again, n + 1, argv);
+	char **envp = va_arg(again, char **);
+	va_end(again);
+	va_end(ap);
+	return lib_execve(path, argv, envp);
+}
+
+/* ---- fork --------------------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&mu);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&mu);
+}
+
+/* The child: outside every group (the library's handler, which runs
+ * before this one, moved it), one thread, no group ids of the parent's;
+ * the rules only if they are inherited. */
+static void fork_child(void)
+{
+	struct pslot *me = self_slot();
+
+	memset(table, 0, sizeof(table));   /* the other threads are not here */
+	me->self = pthread_self();
+	me->grouped = 0;
+	me->foreign = 0;
+	me->linked = 0;
+	slot_link(me);
+	for (unsigned int g = 0; g < rules.ngroups; g++)
+		levels[g].id = 0;
+	memset(reported, 0, sizeof(reported));
+	if (!inherit)
+		active = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+/* ---- Loading -------------------------------------------------------------------------- */
+
+/* --no-inherit: programs this one starts get neither this library nor
+ * the rules: take our two entries out of LD_PRELOAD. */
+static void strip_environment(const char *self_path, const char *lib_path)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *copy, *tok, *save, *out;
+	size_t off = 0;
+
+	unsetenv("RGROUP_RUN_RULES");
+	unsetenv("RGROUP_RUN_INHERIT");
+	unsetenv("RGROUP_RUN_VERBOSE");
+	if (!old || !(copy = strdup(old)) || !(out = calloc(1, strlen(old) + 1)))
+		return;
+	for (tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+		if ((self_path && strcmp(tok, self_path) == 0) || (lib_path && strcmp(tok, lib_path) == 0))
+			continue;
+		off += (size_t)sprintf(out + off, "%s%s", off ? ":" : "", tok);
+	}
+	if (off)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	free(copy);
+	free(out);
+}
+
+struct range {
+	const char *name;
+	uintptr_t lo, hi;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct range *r = arg;
+
+	if (!r->name || !info->dlpi_name || strcmp(info->dlpi_name, r->name) != 0)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!r->lo || a < r->lo)
+			r->lo = a;
+		if (a + ph->p_memsz > r->hi)
+			r->hi = a + ph->p_memsz;
+	}
+	return 1;
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	Dl_info self, lib;
+	struct range range = { 0 };
+	const char *text, *v;
+	char err[600];
+
+	real_create = (void *)dlsym(RTLD_NEXT, "pthread_create");
+	real_setname = (void *)dlsym(RTLD_NEXT, "pthread_setname_np");
+	real_prctl = (void *)dlsym(RTLD_NEXT, "prctl");
+	real_sigaction = (void *)dlsym(RTLD_NEXT, "sigaction");
+	real_signal = (void *)dlsym(RTLD_NEXT, "signal");
+	real_bsd_signal = (void *)dlsym(RTLD_NEXT, "bsd_signal");
+	real_sysv_signal = (void *)dlsym(RTLD_NEXT, "sysv_signal");
+	real_sigset = (void *)dlsym(RTLD_NEXT, "sigset");
+	{
+		void *h = dlopen("librgroup.so.0", RTLD_LAZY | RTLD_NOLOAD);
+		lib_execve = h ? dlvsym(h, "execve", "RGROUP_0.1") : NULL;
+		lib_execvpe = h ? dlvsym(h, "execvpe", "RGROUP_0.1") : NULL;
+		lib_fexecve = h ? dlvsym(h, "fexecve", "RGROUP_0.1") : NULL;
+		if (h)
+			dlclose(h);   /* only the reference NOLOAD took */
+	}
+	if (!real_create || !real_setname || !real_prctl || !real_sigaction || !real_signal ||
+	    !real_bsd_signal || !real_sysv_signal || !real_sigset || !lib_execve || !lib_execvpe ||
+	    !lib_fexecve) {
+		say("cannot find the functions of libc and librgroup it stands in for (%s)", dlerror());
+		_exit(STOPPED);
+	}
+	/* Secure execution (setuid, file capabilities): the environment is
+	 * not the program's to trust. */
+	if (getauxval(AT_SECURE) || !(text = secure_getenv("RGROUP_RUN_RULES")))
+		return;
+	v = getenv("RGROUP_RUN_VERBOSE");
+	verbose = v && *v && strcmp(v, "0") != 0;
+	v = getenv("RGROUP_RUN_INHERIT");
+	inherit = !(v && strcmp(v, "0") == 0);
+	rgroup__run_init(&rules);
+	if (rgroup__run_add_text(&rules, text, "RGROUP_RUN_RULES", err, sizeof(err)) < 0 ||
+	    rgroup__run_check(&rules, err, sizeof(err)) < 0) {
+		say("%s", err);
+		_exit(STOPPED);
+	}
+	for (unsigned int g = 0; g < rules.ngroups; g++) {
+		const struct rgroup__run_group *rg = &rules.groups[g];
+		levels[g] = (struct rgroup__level){ .has_nice = rg->has_nice, .nice = rg->nice,
+			.cpus = rg->has_cpus ? &rg->cpus : NULL,
+			.quota_us = rg->quota_us, .period_us = rg->period_us };
+	}
+	if (!dladdr((void *)preload_init, &self))
+		self.dli_fname = NULL;
+	if (!dladdr((void *)rgroup__enter, &lib))
+		lib.dli_fname = NULL;
+	if (!inherit)
+		strip_environment(self.dli_fname, lib.dli_fname);
+	range.name = lib.dli_fname;
+	dl_iterate_phdr(find_range, &range);
+	lib_lo = range.lo;
+	lib_hi = range.hi;
+	/* The library sets itself up first, so that its fork handlers run
+	 * after ours in the parent (our lock before its lock, as in enter). */
+	if (strcmp(rgroup_backend(), "none") == 0) {
+		char why[512];
+		rgroup_probe(NULL, why, sizeof(why));
+		say("no backend can enforce rgroups in %s: %s; its threads stay where they are",
+		    program_invocation_short_name, why);
+		return;
+	}
+	if (pthread_key_create(&key, slot_gone) != 0) {
+		say("no thread-specific key left: %s runs without its rules", program_invocation_short_name);
+		return;
+	}
+	main_slot.self = pthread_self();
+	main_slot.pending = -1;
+	main_slot.rec = rgroup__enter_self(&main_slot.tid);
+	myslot = &main_slot;
+	slot_link(&main_slot);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	active = 1;
+	if (verbose)
+		say("%s: %u groups, backend %s%s", program_invocation_short_name, rules.ngroups,
+		    rgroup_backend(), inherit ? "" : ", not for its children");
+}
