@@ -204,26 +204,48 @@ static int c2_enable_cpuset(struct rgroup__cg *cg, const struct rgroup__node *n)
 	return 0;
 }
 
+/* n's CPUs (its own or inherited) into its cpuset.cpus; a group whose
+ * parent does not hand cpuset down has no such file and needs none (it
+ * runs on its nearest ancestor's set): ENOENT is fine unless `must`. */
+static int c2_write_cpus(struct rgroup__cg *cg, const struct rgroup__node *n, int must)
+{
+	char list[4096], file[PATH_MAX];
+	cpu_set_t set;
+	int r;
+
+	rgroup__node_cpus(n, &set);
+	if ((r = rgroup__cg_file(n, "cpuset.cpus", file, sizeof(file))) < 0 ||
+	    (r = rgroup__format_cpulist(&set, sizeof(set), list, sizeof(list))) < 0)
+		return r;
+	r = rgroup__cg_write(cg->sgroupfd, file, list);
+	return r == -ENOENT && !must ? 0 : r;
+}
+
+/* The descendants that inherit n's set and have files of their own get
+ * it written: an emptied cpuset.cpus would follow the parent by itself,
+ * but the kernel refuses to empty the set of a group with threads
+ * (ENOSPC), so a lifted set is a copy, kept up to date from here. */
+static int c2_spread(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	int r = 0;
+
+	for (const struct rgroup__node *c = n->children; c && r == 0; c = c->next)
+		if (!c->cpus && (r = c2_write_cpus(cg, c, 0)) == 0)
+			r = c2_spread(cg, c);
+	return r;
+}
+
 static int c2_set_cpus(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
-	char list[4096] = "\n", file[PATH_MAX];
 	int r;
 
 	if (!c2_has_cpuset(cg))
 		return rgroup__aff_spread(n, rgroup__cg_each_tid, cg);
-	if ((r = rgroup__cg_file(n, "cpuset.cpus", file, sizeof(file))) < 0)
+	if (n->cpus && (r = c2_enable_cpuset(cg, n)) < 0)
 		return r;
-	if (!n->cpus) {
-		/* "\n" empties it: the parent's set again. No file: cpuset was
-		 * never handed down to it, nothing to lift. */
-		r = rgroup__cg_write(cg->sgroupfd, file, list);
-		return r == -ENOENT ? 0 : r;
-	}
-	if ((r = c2_enable_cpuset(cg, n)) < 0 ||
-	    (r = rgroup__format_cpulist(n->cpus, sizeof(*n->cpus), list, sizeof(list))) < 0)
-		return r;
-	return rgroup__cg_write(cg->sgroupfd, file, list);
+	r = c2_write_cpus(cg, n, n->cpus != NULL);
+	return r < 0 ? r : c2_spread(cg, n);
 }
 
 static int c2_set_cap(void *priv, struct rgroup__node *n)

@@ -122,10 +122,18 @@ static int kernel_cpus(pid_t tid, char *out, size_t len)
 	if (rgt_read(file, text, sizeof(text)) < 0)
 		return -1;
 	if (rgt_sg.v2) {
+		/* A group whose parent does not hand cpuset down has no files
+		 * of its own: its nearest ancestor's apply. */
 		if (rgroup__parse_proc_cgroup(text, NULL, path, sizeof(path)) < 0)
 			return -1;
-		rgt_cg_dir(path, dir, sizeof(dir));
-		strncat(dir, "/cpuset.cpus.effective", sizeof(dir) - strlen(dir) - 1);
+		for (;;) {
+			char *slash;
+			rgt_cg_dir(path, dir, sizeof(dir));
+			strncat(dir, "/cpuset.cpus.effective", sizeof(dir) - strlen(dir) - 1);
+			if (rgt_exists(dir) || !(slash = strrchr(path, '/')) || slash == path)
+				break;
+			*slash = '\0';
+		}
 	} else {
 		const char *slash;
 		if (rgroup__parse_proc_cgroup(text, "cpuset", path, sizeof(path)) < 0)
@@ -174,8 +182,10 @@ static void api_rules(void)
 		      "parent below the child's own set: EBUSY");
 		CHECK(rgroup_get_cpus(a.tid, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &proc_set),
 		      "the parent is unchanged after EBUSY");
-		CHECK(rgroup_set_cpus(kids[0].tid, 0, NULL) == 0, "child lifts its set");
-		CHECK(rgroup_set_cpus(a.tid, sizeof(s1), &s1) == 0, "now the parent narrows");
+		int r = rgroup_set_cpus(kids[0].tid, 0, NULL);
+		CHECK(r == 0, "child lifts its set: %s", strerror(-r));
+		r = rgroup_set_cpus(a.tid, sizeof(s1), &s1);
+		CHECK(r == 0, "now the parent narrows: %s", strerror(-r));
 		CHECK(rgroup_set_cpus(kids[0].tid, sizeof(s0), &s0) == -EPERM,
 		      "child outside its parent's set: EPERM");
 		CHECK(rgroup_get_cpus(kids[0].tid, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &s1),
@@ -316,7 +326,8 @@ static void cpus_pinned(void)
 	CHECK(bad == 0, "a pinned thread was seen on another CPU %d times", bad);
 	CHECK(samples > 400, "only %d samples", samples);
 	/* Lifted: the process's CPUs again, for the nested group too. */
-	CHECK(rgroup_set_cpus(p.tid, 0, NULL) == 0, "lift P's set");
+	int r = rgroup_set_cpus(p.tid, 0, NULL);
+	CHECK(r == 0, "lift P's set: %s", strerror(-r));
 	for (int i = 0; i < 3; i++)
 		CHECK(same_set(tids[i], &proc_set), "thread %d: the process's CPUs after the lift",
 		      (int)tids[i]);
