@@ -22,6 +22,10 @@
  *   the exec family
  *       librgroup's own (rule 7: groups are emptied before an exec); see
  *       below why the program would not reach them otherwise.
+ *   pthread_sigmask, sigprocmask
+ *       On the governor backend, a thread in a group keeps the governor's
+ *       signal unblocked: programs block every signal in their worker
+ *       threads (qemu), and a thread that blocks it is never paused.
  *   sigaction, signal, bsd_signal, sysv_signal, sigset
  *       On the governor backend the governor pauses threads with one
  *       real-time signal. A program that installs a handler for it would
@@ -49,6 +53,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -92,6 +97,8 @@ static handler_t (*real_signal)(int, handler_t);
 static handler_t (*real_bsd_signal)(int, handler_t);
 static handler_t (*real_sysv_signal)(int, handler_t);
 static handler_t (*real_sigset)(int, handler_t);
+static int (*real_pthread_sigmask)(int, const sigset_t *, sigset_t *);
+static int (*real_sigprocmask)(int, const sigset_t *, sigset_t *);
 
 static int from_lib(const void *ret)
 {
@@ -232,6 +239,63 @@ static int enter(int g, void *who, pid_t tid, const char *name)
 	return r;
 }
 
+/*
+ * On the governor backend a thread in a group must take the governor's
+ * signal, or it is never paused. Programs block signals in their worker
+ * threads (qemu creates every thread with all of them blocked); the
+ * signal is the governor's alone (guard() below), so a thread that enters
+ * a group has it unblocked, and it stays so (pthread_sigmask below).
+ */
+static int governor_signal(void)
+{
+	static int sig = -1;
+
+	if (sig < 0)
+		sig = rgroup__enter_signal();
+	return sig;
+}
+
+static void open_to_governor(pid_t tid, const char *name)
+{
+	int sig = governor_signal();
+	sigset_t set, old;
+
+	if (!sig)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (real_pthread_sigmask(SIG_UNBLOCK, &set, &old) == 0 && sigismember(&old, sig) && verbose)
+		say("thread %d '%s' blocked signal %d, which the governor pauses threads with: unblocked",
+		    (int)tid, name, sig);
+}
+
+/* A thread entered by another: its mask is its own. Says so if it blocks
+ * the governor's signal (from /proc: SigBlk). mu held. */
+static void check_blocked(pid_t tid, const char *name, int g)
+{
+	char path[64], text[4096], *p;
+	unsigned long long mask;
+	int sig = governor_signal(), fd;
+	ssize_t n;
+
+	if (!sig || reported[g])
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	text[n] = '\0';
+	if (!(p = strstr(text, "SigBlk:")) || sscanf(p + 7, "%llx", &mask) != 1 ||
+	    !(mask & (1ull << (sig - 1))))
+		return;
+	reported[g] = 1;
+	say("thread %d '%s' (named by another thread) blocks signal %d: the governor cannot pause it, so its group '%s' gets no share or cap from it; a cgroup backend has no such limit",
+	    (int)tid, name, sig, rules.groups[g].path);
+}
+
 static void enter_self(struct pslot *me, int g, const char *name)
 {
 	pid_t tid;
@@ -247,6 +311,8 @@ static void enter_self(struct pslot *me, int g, const char *name)
 	if (r == 0 || r == -EEXIST)
 		__atomic_store_n(&me->grouped, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
+	if (r == 0)
+		open_to_governor(tid, name);
 }
 
 static void named(pthread_t t, const char *name)
@@ -282,6 +348,7 @@ static void named(pthread_t t, const char *name)
 		if (r == 0) {
 			s->foreign = 1;
 			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
+			check_blocked(s->tid, comm, g);
 		} else if (r == -EEXIST) {
 			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
 		}
@@ -440,6 +507,36 @@ SIGNAL_FN(signal, real_signal)
 SIGNAL_FN(bsd_signal, real_bsd_signal)
 SIGNAL_FN(sysv_signal, real_sysv_signal)
 SIGNAL_FN(sigset, real_sigset)
+
+/* A thread in a group keeps the governor's signal open (see
+ * open_to_governor()). The library's own masks (its threads block every
+ * signal) pass as they are. */
+static const sigset_t *keep_open(int how, const sigset_t *set, sigset_t *copy, const void *ret)
+{
+	int sig;
+
+	if (!set || !active || (how != SIG_BLOCK && how != SIG_SETMASK) || from_lib(ret) ||
+	    !__atomic_load_n(&self_slot()->grouped, __ATOMIC_ACQUIRE) || !(sig = governor_signal()) ||
+	    !sigismember(set, sig))
+		return set;
+	*copy = *set;
+	sigdelset(copy, sig);
+	return copy;
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return real_pthread_sigmask(how, keep_open(how, set, &copy, __builtin_return_address(0)), old);
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return real_sigprocmask(how, keep_open(how, set, &copy, __builtin_return_address(0)), old);
+}
 
 /* ---- exec: librgroup's ---------------------------------------------------------------- */
 
@@ -646,6 +743,8 @@ __attribute__((constructor)) static void preload_init(void)
 	real_bsd_signal = (void *)dlsym(RTLD_NEXT, "bsd_signal");
 	real_sysv_signal = (void *)dlsym(RTLD_NEXT, "sysv_signal");
 	real_sigset = (void *)dlsym(RTLD_NEXT, "sigset");
+	real_pthread_sigmask = (void *)dlsym(RTLD_NEXT, "pthread_sigmask");
+	real_sigprocmask = (void *)dlsym(RTLD_NEXT, "sigprocmask");
 	{
 		void *h = dlopen("librgroup.so.0", RTLD_LAZY | RTLD_NOLOAD);
 		lib_execve = h ? dlvsym(h, "execve", "RGROUP_0.1") : NULL;
@@ -655,7 +754,8 @@ __attribute__((constructor)) static void preload_init(void)
 			dlclose(h);   /* only the reference NOLOAD took */
 	}
 	if (!real_create || !real_setname || !real_prctl || !real_sigaction || !real_signal ||
-	    !real_bsd_signal || !real_sysv_signal || !real_sigset || !lib_execve || !lib_execvpe ||
+	    !real_bsd_signal || !real_sysv_signal || !real_sigset || !real_pthread_sigmask ||
+	    !real_sigprocmask || !lib_execve || !lib_execvpe ||
 	    !lib_fexecve) {
 		say("cannot find the functions of libc and librgroup it stands in for (%s)", dlerror());
 		_exit(STOPPED);

@@ -12,6 +12,7 @@
  *   namer lite        names one thread; says whether the rules came along
  *   namer handler     installs a handler for SIGRTMIN+N (N: argv[2])
  *   namer reset       resets every signal to SIG_DFL, as daemons do
+ *   namer blocked     a thread that blocks every signal names itself
  *   namer spin N      N busy threads named busy-0..busy-N-1 (and a busy main)
  */
 #include <errno.h>
@@ -255,6 +256,30 @@ static int handler(int offset)
 	return 0;
 }
 
+/* A worker that blocks every signal, as qemu's do, then names itself and
+ * blocks them all again. */
+static void by_setname_blocked(struct job *j)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	by_setname(j);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+}
+
+static int blocked(void)
+{
+	struct job j = { "blocked", by_setname_blocked, "work-b", NULL };
+
+	start(&j);
+	report("main", gettid_());
+	printf("READY\n");
+	fflush(stdout);
+	wait_for_eof();
+	return 0;
+}
+
 static int reset(void)
 {
 	struct job j = { "reset", by_setname, "work-r", NULL };
@@ -305,6 +330,8 @@ int main(int argc, char **argv)
 		return handler(argc > 2 ? atoi(argv[2]) : 7);
 	if (!strcmp(argv[1], "reset"))
 		return reset();
+	if (!strcmp(argv[1], "blocked"))
+		return blocked();
 	if (!strcmp(argv[1], "spin"))
 		return spin(argc > 2 ? atoi(argv[2]) : 2);
 	return 2;

@@ -30,6 +30,21 @@ double rt_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void rt_boost_session(void)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	setsid();   /* fails for a group leader: then its own session it is */
+	fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;   /* no sched_autogroup: nothing to raise */
+	if (write(fd, "-15", 3) < 0)
+		fprintf(stderr, "  (cannot raise the autogroup: %s)\n", strerror(errno));
+	close(fd);
+}
+
 void rt_sleep(double s)
 {
 	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
