@@ -96,12 +96,16 @@ static void *child_reporter(void *p);
 
 /* Named by itself, then makes an unnamed thread of its own (rule 1), which
  * reports itself as "kid". */
+static volatile int kid_reported, quick_reported;
+
 static void by_setname_then_child(struct job *j)
 {
 	pthread_t t;
 
 	by_setname(j);
 	pthread_create(&t, NULL, child_reporter, (void *)"kid");
+	while (!__atomic_load_n(&kid_reported, __ATOMIC_ACQUIRE))
+		usleep(1000);   /* reported before READY */
 }
 
 static void *job_main(void *p)
@@ -122,6 +126,10 @@ static void *job_main(void *p)
 static void *child_reporter(void *p)
 {
 	report(p, gettid_());
+	if (strcmp(p, "kid") == 0)
+		__atomic_store_n(&kid_reported, 1, __ATOMIC_RELEASE);
+	else
+		__atomic_add_fetch(&quick_reported, 1, __ATOMIC_RELEASE);
 	return sleeper(NULL);
 }
 
@@ -159,6 +167,8 @@ static int names(void)
 		snprintf(name, sizeof(name), "work-q%d", i);
 		pthread_setname_np(quick[i], name);
 	}
+	while (__atomic_load_n(&quick_reported, __ATOMIC_ACQUIRE) < 16)
+		usleep(1000);
 	/* A thread made by a thread in a group (rule 1): it names nothing. */
 	start(&maker);
 	report("main", gettid_());
