@@ -20,8 +20,9 @@
  *
  * The entry may be made by another thread on the target's behalf (the
  * program names a thread it created: pthread_setname_np(t, ...)); the
- * backend places threads by tid, and the core tracks the target's own
- * record, which the target handed over at its start (rgroup__enter_self).
+ * backend places threads by tid, and the core tracks a record the caller
+ * keeps for the target (the preload's, with its tid), found by tid from
+ * then on also by the target itself.
  */
 #include <errno.h>
 #include <sys/resource.h>
@@ -160,18 +161,10 @@ out:
 	return r;
 }
 
-RGROUP__EXPORT void *rgroup__enter_self(pid_t *tid)
+RGROUP__EXPORT void rgroup__enter_gone(void *who)
 {
-	rgroup__init();
-	*tid = rgroup__self_tid();
-	return &rgroup__self;
-}
-
-RGROUP__EXPORT void rgroup__enter_gone(void)
-{
-	/* Idempotent: nothing happens for a thread already untracked (its
-	 * own key destructor, if it had one, may have run first). */
-	rgroup__thread_exit(&rgroup__self);
+	/* Idempotent: nothing happens for a record already untracked. */
+	rgroup__thread_exit(who);
 }
 
 RGROUP__EXPORT int rgroup__enter_signal(void)

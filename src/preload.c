@@ -64,6 +64,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "run-spec.h"
@@ -124,18 +125,19 @@ static void say(const char *fmt, ...)
 /* ---- Threads: who can be found by whom --------------------------------------- */
 
 /*
- * One per thread started through pthread_create() (heap, freed by the
- * last of the thread and its creator to let go of it), and one in TLS for
- * any other thread (the main thread is listed too). `mu` guards the
- * table, and every entry into a group.
+ * One per thread started through pthread_create() (from a pool, put back
+ * by the last of the thread and its creator to let go of it), and one in
+ * TLS for any other thread (the main thread is listed too). `mu` guards
+ * the table and the pool, and every entry into a group.
  */
 struct pslot {
 	struct pslot *next, **pprev;
 	pthread_t self;
 	void *(*fn)(void *);
 	void *arg;
-	void *rec;              /* the library's record; NULL: not started yet */
-	pid_t tid;
+	struct rgroup__thread core;   /* the library's record of it, when
+	                               * another thread enters it (core.tid) */
+	pid_t tid;              /* 0: not known yet */
 	int pending;            /* a group to enter as it starts; -1: none */
 	char pending_name[16];
 	int grouped;            /* in an rgroup: never moves again (atomic) */
@@ -298,14 +300,11 @@ static void check_blocked(pid_t tid, const char *name, int g)
 
 static void enter_self(struct pslot *me, int g, const char *name)
 {
-	pid_t tid;
-	void *rec;
+	pid_t tid = me->tid ? me->tid : (pid_t)syscall(SYS_gettid);
 	int r;
 
 	if (__atomic_load_n(&me->grouped, __ATOMIC_ACQUIRE))
 		return;     /* rule 2: once in a group, a name changes nothing */
-	rec = rgroup__enter_self(&tid);
-	(void)rec;
 	pthread_mutex_lock(&mu);
 	r = enter(g, NULL, tid, name);
 	if (r == 0 || r == -EEXIST)
@@ -322,7 +321,9 @@ static void named(pthread_t t, const char *name)
 	int g, r;
 
 	/* The kernel keeps 15 characters; prctl() cuts longer names. */
-	snprintf(comm, sizeof(comm), "%s", name);
+	size_t n = strnlen(name, sizeof(comm) - 1);
+	memcpy(comm, name, n);
+	comm[n] = '\0';
 	g = rgroup__run_match(&rules, comm);
 	if (g < 0)
 		return;     /* matches nothing: stays where it is */
@@ -340,11 +341,11 @@ static void named(pthread_t t, const char *name)
 		}
 	} else if (__atomic_load_n(&s->grouped, __ATOMIC_ACQUIRE)) {
 		/* rule 2 */
-	} else if (!s->rec) {
+	} else if (!s->tid) {
 		s->pending = g;   /* it enters itself before its code runs */
 		snprintf(s->pending_name, sizeof(s->pending_name), "%s", comm);
 	} else {
-		r = enter(g, s->rec, s->tid, comm);
+		r = enter(g, &s->core, s->tid, comm);
 		if (r == 0) {
 			s->foreign = 1;
 			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
@@ -358,43 +359,99 @@ static void named(pthread_t t, const char *name)
 
 /* ---- pthread_create ------------------------------------------------------------- */
 
+/*
+ * Slots come from a pool, refilled by creators, never freed to malloc by
+ * the thread that exits: a thread that frees memory gets glibc's per-thread
+ * malloc cache, which for a thread that does nothing else costs more than
+ * all the rest here (docs/BENCHMARKS.md). mu held.
+ */
+static struct pslot *pool;
+
+static struct pslot *slot_get(void)
+{
+	struct pslot *s;
+
+	if (!pool) {
+		struct pslot *chunk = calloc(64, sizeof(*chunk));
+		if (!chunk)
+			return NULL;
+		for (int i = 63; i >= 0; i--) {
+			chunk[i].next = pool;
+			pool = &chunk[i];
+		}
+	}
+	s = pool;
+	pool = s->next;
+	memset(s, 0, sizeof(*s));
+	s->pending = -1;
+	return s;
+}
+
+static void slot_put(struct pslot *s)
+{
+	s->next = pool;
+	pool = s;
+}
+
 static void slot_gone(void *p)
 {
 	struct pslot *s = p;
-	int foreign, release = 0;
 
 	pthread_mutex_lock(&mu);
 	if (s->linked) {
 		slot_unlink(s);
-		release = 1;
+		/* Entered by another thread: the library tracks it through
+		 * this slot's record, and set no exit hook of its own. */
+		if (s->foreign)
+			rgroup__enter_gone(&s->core);
+		slot_put(s);
 	} else {
-		s->gone = 1;      /* the creator frees it */
+		s->gone = 1;      /* the creator puts it back */
 	}
-	foreign = s->foreign;
 	pthread_mutex_unlock(&mu);
-	/* Entered by another thread: the library set no exit hook for it. */
-	if (foreign)
-		rgroup__enter_gone();
 	myslot = NULL;
-	if (release)
-		free(s);
+}
+
+/*
+ * glibc keeps each thread's id in its struct pthread, where the kernel
+ * writes it at clone (CLONE_PARENT_SETTID), so a creator knows its new
+ * thread's id as pthread_create returns. Where the offset glibc tells its
+ * debugger (libthread_db) is there and right, it saves every thread a
+ * gettid() system call as it starts (most of this library's cost per
+ * thread: docs/BENCHMARKS.md); elsewhere the thread asks itself.
+ */
+static long tid_offset = -1;
+
+static void find_tid_offset(void)
+{
+	const uint32_t *desc = dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid");
+
+	/* { bits, count, offset }; the main thread's id is the pid. */
+	if (desc && desc[0] == 32 && desc[1] == 1 && (pid_t)syscall(SYS_gettid) == getpid() &&
+	    *(const pid_t *)((const char *)pthread_self() + desc[2]) == getpid())
+		tid_offset = desc[2];
 }
 
 static void *start(void *p)
 {
 	struct pslot *s = p;
-	void *rec;
-	pid_t tid;
 	int pending;
 
 	myslot = s;
 	pthread_setspecific(key, s);
-	rec = rgroup__enter_self(&tid);
-	pthread_mutex_lock(&mu);
-	s->rec = rec;
-	s->tid = tid;
-	pending = s->pending;
-	pthread_mutex_unlock(&mu);
+	if (tid_offset < 0) {
+		pid_t tid = (pid_t)syscall(SYS_gettid);
+		pthread_mutex_lock(&mu);
+		s->tid = s->core.tid = tid;
+		pending = s->pending;
+		pthread_mutex_unlock(&mu);
+	} else {
+		/* The creator knew the id: nobody leaves it a pending group
+		 * after it is listed, and the creator lists it when it knows. */
+		pthread_mutex_lock(&mu);
+		pending = s->pending;
+		pthread_mutex_unlock(&mu);
+	}
 	if (pending >= 0)
 		enter_self(s, pending, s->pending_name);
 	return s->fn(s->arg);
@@ -407,29 +464,27 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 	if (!active || from_lib(__builtin_return_address(0)))
 		return real_create(t, attr, fn, arg);
-	s = calloc(1, sizeof(*s));
+	pthread_mutex_lock(&mu);
+	s = slot_get();
+	pthread_mutex_unlock(&mu);
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
-	s->pending = -1;
 	s->grouped = __atomic_load_n(&self_slot()->grouped, __ATOMIC_ACQUIRE);
 	/* Rule 1: born in its creator's group. */
 	r = s->grouped ? rgroup_thread_create(t, attr, 0, start, s) : real_create(t, attr, start, s);
-	if (r) {
-		free(s);
-		return r;
-	}
 	pthread_mutex_lock(&mu);
-	if (s->gone) {
-		pthread_mutex_unlock(&mu);
-		free(s);        /* it has come and gone already */
-		return 0;
+	if (r || s->gone) {
+		slot_put(s);    /* not started, or come and gone already */
+	} else {
+		s->self = *t;
+		if (tid_offset >= 0 && !s->tid)
+			s->tid = s->core.tid = *(const pid_t *)((const char *)*t + tid_offset);
+		slot_link(s);
 	}
-	s->self = *t;
-	slot_link(s);
 	pthread_mutex_unlock(&mu);
-	return 0;
+	return r;
 }
 
 /* ---- Names ------------------------------------------------------------------------ */
@@ -666,6 +721,8 @@ static void fork_child(void)
 	me->grouped = 0;
 	me->foreign = 0;
 	me->linked = 0;
+	memset(&me->core, 0, sizeof(me->core));   /* the parent's tree's */
+	me->tid = me->core.tid = (pid_t)syscall(SYS_gettid);
 	slot_link(me);
 	for (unsigned int g = 0; g < rules.ngroups; g++)
 		levels[g].id = 0;
@@ -803,9 +860,10 @@ __attribute__((constructor)) static void preload_init(void)
 		say("no thread-specific key left: %s runs without its rules", program_invocation_short_name);
 		return;
 	}
+	find_tid_offset();
 	main_slot.self = pthread_self();
 	main_slot.pending = -1;
-	main_slot.rec = rgroup__enter_self(&main_slot.tid);
+	main_slot.tid = main_slot.core.tid = getpid();
 	myslot = &main_slot;
 	slot_link(&main_slot);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -276,20 +276,18 @@ struct rgroup__level {
 /*
  * Put a thread that is in no rgroup into the last group of chain[0..depth),
  * making the groups that do not exist any more (rgroup run's preload,
- * when the program names a thread). `who` is the thread's record
- * (rgroup__enter_self(), called by that thread), NULL for the caller. From
+ * when the program names a thread). `who` is a record the caller keeps
+ * for another thread (zeroed but for its tid, valid until that thread
+ * has gone: rgroup__enter_gone()), NULL for the caller itself. From
  * then on rule 2 holds for it. 0, -EEXIST (already in an rgroup: nothing
  * done), -ENOTSUP (no backend), -EINVAL (depth 0 or too deep), or the
  * errors of making a group or of its settings (rule 6 for a top-level
  * nice, rule 10); a group made for a failed entry is removed again.
  */
 int rgroup__enter(struct rgroup__level *chain, unsigned int depth, void *who);
-/* The calling thread's record, for a later rgroup__enter() by another
- * thread on its behalf; its tid (into *tid) is known from then on. */
-void *rgroup__enter_self(pid_t *tid);
-/* A thread entered by another thread (who != NULL) calls this as it exits
- * (its own key destructor is not set for it): it leaves its group. */
-void rgroup__enter_gone(void);
+/* A thread entered by another thread (through record who) calls this as
+ * it exits: it leaves its group, and the record is the caller's again. */
+void rgroup__enter_gone(void *who);
 /* The real-time signal the governor pauses threads with, if the governor
  * is this process's backend; else 0 (also when called from inside the
  * library, with the core lock held). */

@@ -61,6 +61,8 @@ static int where(pid_t pid, pid_t tid, char *out, size_t len)
 
 /* Start `rgroup run ARGS -- namer SCENARIO...` (args NULL-terminated,
  * then the namer's); read up to READY. */
+static int failures_at_start;
+
 static int start_run(struct rt_proc *p, struct report *r, const char *const *args,
 		     const char *const *prog, char *const *env)
 {
@@ -77,6 +79,7 @@ static int start_run(struct rt_proc *p, struct report *r, const char *const *arg
 		argv[n++] = (char *)*prog++;
 	argv[n] = NULL;
 	memset(r, 0, sizeof(*r));
+	failures_at_start = rgt_failures;
 	if (rt_spawn(p, argv, env) < 0)
 		return -1;
 	if (rt_until(p, "READY", r->text, sizeof(r->text), 20.0) < 0)
@@ -91,7 +94,9 @@ static void finish(struct rt_proc *p)
 	int st = rt_finish(p, 5.0);
 
 	rt_stderr(p, err, sizeof(err));
-	CHECK(st == 0, "the program exits 0 (got %d); its stderr: %s", st, err);
+	CHECK(st == 0, "the program exits 0 (got %d)", st);
+	if (rgt_failures > failures_at_start)
+		fprintf(stderr, "  the program's stderr: %s\n", err);
 	close(p->err);
 }
 
