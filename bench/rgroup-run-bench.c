@@ -25,7 +25,7 @@
  *             median ratio B/A of 11 blocks, with the p25..p75 spread.
  *
  *   rgroup-run-bench [--rgroup PATH] [--backend NAME] [--seconds S]
- *                    [--bg N] [--only latency|create] [--blocks N]
+ *                    [--bg N] [--only latency|create] [--blocks N] [--threads N]
  *   rgroup-run-bench serve N SECONDS [renice]      (the workload)
  *   rgroup-run-bench create N                      (the workload)
  */
@@ -92,7 +92,6 @@ static void *fg_main(void *arg)
 	uint64_t sent;
 
 	pthread_setname_np(pthread_self(), "fg");
-	pthread_getcpuclockid(pthread_self(), &fg_clock);
 	while (read(req_pipe[0], &sent, sizeof(sent)) == sizeof(sent)) {
 		uint64_t t0 = now_ns();
 		while (now_ns() - t0 < WORK_NS)
@@ -131,7 +130,6 @@ static void *bg_main(void *arg)
 
 	snprintf(name, sizeof(name), "bg-%d", i);
 	pthread_setname_np(pthread_self(), name);
-	pthread_getcpuclockid(pthread_self(), &bg_clock[i]);
 	if (renice)
 		setpriority(PRIO_PROCESS, 0, 19);   /* itself: a thread on Linux */
 	while (!stop)
@@ -153,9 +151,14 @@ static int serve(int nbg, double secs)
 
 	if (nbg > 64 || pipe(req_pipe) < 0)
 		return 2;
-	for (int i = 0; i < nbg; i++)
+	/* The clocks from here: a thread a busy machine has not run yet
+	 * could not say its own. */
+	for (int i = 0; i < nbg; i++) {
 		pthread_create(&bg[i], NULL, bg_main, (void *)(intptr_t)i);
+		pthread_getcpuclockid(bg[i], &bg_clock[i]);
+	}
 	pthread_create(&fg, NULL, fg_main, NULL);
+	pthread_getcpuclockid(fg, &fg_clock);
 	usleep(300000);   /* everyone named and placed */
 	for (int i = 0; i < nbg; i++)
 		bg0 += thread_cpu(bg_clock[i]);
@@ -452,11 +455,12 @@ int main(int argc, char **argv)
 		{ "bg", required_argument, NULL, 'n' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "blocks", required_argument, NULL, 'k' },
+		{ "threads", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *only = NULL;
 	double secs = 5;
-	int nbg = 4, blocks = 11, c;
+	int nbg = 4, blocks = 11, per_block = 2000, c;
 
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0) {
 		renice = argc >= 5 && strcmp(argv[4], "renice") == 0;
@@ -472,8 +476,9 @@ int main(int argc, char **argv)
 		case 'n': nbg = atoi(optarg); break;
 		case 'o': only = optarg; break;
 		case 'k': blocks = atoi(optarg); break;
+		case 't': per_block = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [--rgroup PATH] [--backend NAME] [--seconds S] [--bg N] [--only latency|create] [--blocks N]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--rgroup PATH] [--backend NAME] [--seconds S] [--bg N] [--only latency|create] [--blocks N] [--threads N]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -504,6 +509,6 @@ int main(int argc, char **argv)
 	if (!only || strcmp(only, "latency") == 0)
 		latency(nbg, secs);
 	if (!only || strcmp(only, "create") == 0)
-		creation(blocks, 2000);
+		creation(blocks, per_block);
 	return 0;
 }
