@@ -228,6 +228,7 @@ static int run(char *const argv[], char *out, size_t len)
 	out[0] = '\0';
 	if (pipe(p) < 0)
 		return -1;
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 1);
