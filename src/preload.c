@@ -153,9 +153,11 @@ static struct pslot main_slot;
 static __thread struct pslot *myslot;
 static __thread struct pslot own_slot;
 
+/* pthread_t is the address of the thread's descriptor, at a stack's top:
+ * threads' values lie megabytes apart, so the low bits say nothing. */
 static struct pslot **bucket(pthread_t t)
 {
-	return &table[((uintptr_t)t >> 8) % NBUCKETS];
+	return &table[((uint64_t)t * 0x9e3779b97f4a7c15ull) >> 54];   /* 10 bits: NBUCKETS */
 }
 
 static void slot_link(struct pslot *s)
