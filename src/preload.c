@@ -636,68 +636,39 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* execl, execlp, execle: their arguments as an argv, on the stack. */
-static char **list_args(const char *arg0, va_list ap, size_t n, char **argv)
-{
-	argv[0] = (char *)arg0;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
-	return argv;
-}
+enum list_exec { BY_PATH, BY_SEARCH, WITH_ENV };
 
-static size_t count_args(va_list ap)
+static int exec_list(enum list_exec how, const char *target, const char *arg0, va_list ap)
 {
+	va_list count;
 	size_t n = 0;
 
-	while (va_arg(ap, char *))
+	va_copy(count, ap);
+	while (va_arg(count, char *))
 		n++;
-	return n;
-}
-
-EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap, again;
-	size_t n;
-
-	va_start(ap, arg);
-	va_copy(again, ap);
-	n = count_args(ap);
+	va_end(count);
 	char *argv[n + 2];
-	list_args(arg, again, n + 1, argv);
-	va_end(again);
-	va_end(ap);
-	return lib_execve(path, argv, environ);
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n + 1; i++)   /* the NULL too */
+		argv[i] = va_arg(ap, char *);
+	char **envp = how == WITH_ENV ? va_arg(ap, char **) : environ;
+	return how == BY_SEARCH ? lib_execvpe(target, argv, envp) : lib_execve(target, argv, envp);
 }
 
-EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap, again;
-	size_t n;
+#define EXEC_LIST(name, how)                                                 \
+	EXPORT int name(const char *target, const char *arg, ...)            \
+	{                                                                    \
+		va_list ap;                                                  \
+		int r;                                                       \
+		va_start(ap, arg);                                           \
+		r = exec_list(how, target, arg, ap);                         \
+		va_end(ap);                                                  \
+		return r;                                                    \
+	}
 
-	va_start(ap, arg);
-	va_copy(again, ap);
-	n = count_args(ap);
-	char *argv[n + 2];
-	list_args(arg, again, n + 1, argv);
-	va_end(again);
-	va_end(ap);
-	return lib_execvpe(file, argv, environ);
-}
-
-EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap, again;
-	size_t n;
-
-	va_start(ap, arg);
-	va_copy(again, ap);
-	n = count_args(ap);
-	char *argv[n + 2];
-	list_args(arg, again, n + 1, argv);
-	char **envp = va_arg(again, char **);
-	va_end(again);
-	va_end(ap);
-	return lib_execve(path, argv, envp);
-}
+EXEC_LIST(execl, BY_PATH)
+EXEC_LIST(execlp, BY_SEARCH)
+EXEC_LIST(execle, WITH_ENV)
 
 /* ---- fork --------------------------------------------------------------------------- */
 

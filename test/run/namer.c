@@ -54,6 +54,16 @@ static void wait_for_eof(void)
 		;
 }
 
+/* The main thread's report, READY, and wait for the end. */
+static int ready(void)
+{
+	report("main", gettid_());
+	printf("READY\n");
+	fflush(stdout);
+	wait_for_eof();
+	return 0;
+}
+
 static void *sleeper(void *arg)
 {
 	for (;;)
@@ -171,11 +181,7 @@ static int names(void)
 		usleep(1000);
 	/* A thread made by a thread in a group (rule 1): it names nothing. */
 	start(&maker);
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 static void *forker(void *p)
@@ -238,11 +244,7 @@ static int lite(void)
 	printf("EXEC rules=%s preload=%s\n", getenv("RGROUP_RUN_RULES") ? "yes" : "no",
 	       getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "rgroup") ? "yes" : "no");
 	start(&j);
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 static void on_sig(int sig)
@@ -259,11 +261,7 @@ static int handler(int offset)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;
 	sigaction(SIGRTMIN + offset, &sa, NULL);
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 /* A worker that blocks every signal, as qemu's do, then names itself and
@@ -283,11 +281,7 @@ static int blocked(void)
 	struct job j = { "blocked", by_setname_blocked, "work-b", NULL };
 
 	start(&j);
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 static int reset(void)
@@ -298,11 +292,7 @@ static int reset(void)
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			signal(s, SIG_DFL);
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 static int spin(int n)
@@ -316,11 +306,7 @@ static int spin(int n)
 		*j = (struct job){ label, by_setname, name, NULL };
 		start(j);
 	}
-	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
-	wait_for_eof();
-	return 0;
+	return ready();
 }
 
 int main(int argc, char **argv)
