@@ -12,6 +12,7 @@
 #define RGROUP_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -246,6 +247,49 @@ int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int timeout_
 /* Remove the items not yet started of the group (0: every group of the
  * pool); running ones go on. Returns how many were removed. */
 int rgroup_exec_cancel(rgroup_exec_t pool, rgroup_exec_group_t group);
+
+/* ---- Rule 10: a group's CPUs and its CPU cap -------------------------- */
+
+/*
+ * The CPUs the threads of thread `who`'s rgroup (0: the caller's) may run
+ * on, given as sched_setaffinity(2) takes them: `setsize` bytes at `cpus`.
+ * cpus NULL lifts the group's own set: it runs on its parent's again.
+ * Child groups without a set of their own follow it. A child group can
+ * only narrow its parent: the set must lie within the parent's (the
+ * nearest ancestor's set; for a top-level rgroup, what the process may
+ * use: its main thread's affinity). Returns 0 or a negative errno: EINVAL
+ * (empty set, setsize 0, a CPU beyond 1023, `who` negative or in no
+ * rgroup), ESRCH (not a thread of this process), EPERM (a CPU outside the
+ * parent's set), EBUSY (a child group's own set would no longer lie
+ * within it: narrow the child first), ENOTSUP (the backend cannot; see
+ * rgroup(7)), ENODEV (the group vanished), ENOMEM, and cgroupfs errors.
+ * The group is unchanged on failure.
+ */
+int rgroup_set_cpus(pid_t who, size_t setsize, const cpu_set_t *cpus);
+
+/* The CPUs the group's threads may run on: its own set, else its nearest
+ * ancestor's, else the process's. EINVAL also when setsize is too small
+ * for one of them (as sched_getaffinity(2)); *cpus is untouched on
+ * failure. */
+int rgroup_get_cpus(pid_t who, size_t setsize, cpu_set_t *cpus);
+
+/*
+ * A CPU bandwidth cap for `who`'s rgroup and its children together: at
+ * most quota_us of CPU time in every period_us of wall time, as cgroup
+ * v2's cpu.max (150000 per 100000: one and a half CPUs). period_us 0
+ * means 100000 (100 ms); quota_us 0 lifts the cap. A child's cap, as a
+ * share of a CPU, can be at most its nearest capped ancestor's. Returns
+ * 0 or a negative errno: EINVAL (period not 1000..1000000, quota below
+ * 1000 or above 1024 CPUs, `who` negative or in no rgroup), ESRCH, EPERM
+ * (above the nearest capped ancestor's cap), EBUSY (below a child
+ * group's cap: lower the child first), ENOTSUP, ENODEV, and cgroupfs
+ * errors. The group is unchanged on failure.
+ */
+int rgroup_set_cap(pid_t who, uint64_t quota_us, uint64_t period_us);
+
+/* The group's own cap: 0 and 0 when it has none (its ancestors' caps
+ * still apply). *quota_us and *period_us are untouched on failure. */
+int rgroup_get_cap(pid_t who, uint64_t *quota_us, uint64_t *period_us);
 
 #ifdef __cplusplus
 }

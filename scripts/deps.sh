@@ -5,9 +5,10 @@
 
 # build: compiler, meson, ninja, pkg-config, ncurses (rgroup top);
 # demo plots: gnuplot; unit tests: cmocka; VM suite: qemu, a static
-# busybox, cpio, static libc (libc6-dev); `rgroup top` test: tmux.
+# busybox, cpio, static libc (libc6-dev); `rgroup top` test: tmux;
+# `rgroup run` on real programs: qemu again, and the JVM (keytool).
 RGROUP_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config libncurses-dev gnuplot-nox"
-RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux"
+RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux openjdk-17-jre-headless"
 
 install_deps() {
 	local missing=() p

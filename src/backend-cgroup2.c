@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "affinity.h"
 #include "cgroupfs.h"
 
 static struct rgroup__cg cg2 = {
@@ -30,6 +31,7 @@ static struct rgroup__cg cg2 = {
 	.tidsfile = "cgroup.threads",
 	.sgroupfd = -1, .placefd = -1, .procsfd = -1,
 	.weight_nice = -1,
+	.cpuset = -1,
 };
 
 /* Threaded controllers; anything else in subtree_control forbids a
@@ -138,8 +140,12 @@ static void release_cpu(struct rgroup__cg *cg)
 
 	if (strcmp(cg->path, "/") == 0 || has_threaded_child(cg->sgroupfd))
 		return;
-	if (rgroup__cg_read(cg->sgroupfd, "cgroup.subtree_control", buf, sizeof(buf)) >= 0 &&
-	    rgroup__has_token(buf, "cpu") == 1)
+	if (rgroup__cg_read(cg->sgroupfd, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
+		return;
+	/* cpuset (rule 10) by the same argument as cpu. */
+	if (rgroup__has_token(buf, "cpuset") == 1)
+		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpuset");
+	if (rgroup__has_token(buf, "cpu") == 1)
 		rgroup__cg_write(cg->sgroupfd, "cgroup.subtree_control", "-cpu");
 }
 
@@ -156,6 +162,120 @@ static int c2_set_nice(void *priv, struct rgroup__node *n, int nice)
 	}
 	snprintf(buf, sizeof(buf), "%u", rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
 	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight", buf);
+}
+
+/* ---- Rule 10: threaded cpuset, cpu.max ------------------------------- */
+
+/* Does the sgroup get the cpuset controller from its parent? Else the
+ * groups' CPUs are per-thread affinity (affinity.h). Once per attach. */
+static int c2_has_cpuset(struct rgroup__cg *cg)
+{
+	char buf[512];
+
+	if (cg->cpuset < 0)
+		cg->cpuset = rgroup__cg_read(cg->sgroupfd, "cgroup.controllers", buf, sizeof(buf)) >= 0 &&
+			     rgroup__has_token(buf, "cpuset") == 1;
+	return cg->cpuset;
+}
+
+/* Hand cpuset down from the sgroup to n, as create() does cpu: a group
+ * whose parent does not enable it runs on its nearest ancestor's set,
+ * so only a group with a set of its own needs the files. */
+static int c2_enable_cpuset(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	const struct rgroup__node *chain[RGROUP__MAX_DEPTH + 1];
+	char file[PATH_MAX], buf[256];
+	int k = 0, r;
+
+	chain[k++] = NULL;   /* the sgroup, last to first below */
+	for (const struct rgroup__node *p = n->parent; p && k <= RGROUP__MAX_DEPTH; p = p->parent)
+		chain[k++] = p;
+	/* Top-down: the sgroup first. */
+	for (int i = 0; i < k; i++) {
+		const struct rgroup__node *p = i == 0 ? NULL : chain[k - i];
+
+		if ((r = rgroup__cg_file(p, "cgroup.subtree_control", file, sizeof(file))) < 0 ||
+		    (r = rgroup__cg_read(cg->sgroupfd, file, buf, sizeof(buf))) < 0)
+			return r;
+		if (rgroup__has_token(buf, "cpuset") != 1 &&
+		    (r = rgroup__cg_write(cg->sgroupfd, file, "+cpuset")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* n's CPUs (its own or inherited) into its cpuset.cpus; a group whose
+ * parent does not hand cpuset down has no such file and needs none (it
+ * runs on its nearest ancestor's set): ENOENT is fine unless `must`. */
+static int c2_write_cpus(struct rgroup__cg *cg, const struct rgroup__node *n, int must)
+{
+	char list[4096], file[PATH_MAX];
+	cpu_set_t set;
+	int r;
+
+	rgroup__node_cpus(n, &set);
+	if ((r = rgroup__cg_file(n, "cpuset.cpus", file, sizeof(file))) < 0 ||
+	    (r = rgroup__format_cpulist(&set, sizeof(set), list, sizeof(list))) < 0)
+		return r;
+	r = rgroup__cg_write(cg->sgroupfd, file, list);
+	return r == -ENOENT && !must ? 0 : r;
+}
+
+/* The descendants that inherit n's set and have files of their own get
+ * it written: an emptied cpuset.cpus would follow the parent by itself,
+ * but the kernel refuses to empty the set of a group with threads
+ * (ENOSPC), so a lifted set is a copy, kept up to date from here. */
+static int c2_spread(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	int r = 0;
+
+	for (const struct rgroup__node *c = n->children; c && r == 0; c = c->next)
+		if (!c->cpus && (r = c2_write_cpus(cg, c, 0)) == 0)
+			r = c2_spread(cg, c);
+	return r;
+}
+
+static int c2_set_cpus(void *priv, struct rgroup__node *n)
+{
+	struct rgroup__cg *cg = priv;
+	int r;
+
+	if (!c2_has_cpuset(cg))
+		return rgroup__aff_spread(n, rgroup__cg_each_tid, cg);
+	if (n->cpus && (r = c2_enable_cpuset(cg, n)) < 0)
+		return r;
+	r = c2_write_cpus(cg, n, n->cpus != NULL);
+	return r < 0 ? r : c2_spread(cg, n);
+}
+
+static int c2_set_cap(void *priv, struct rgroup__node *n)
+{
+	return rgroup__cg_write_max(priv, n, "cpu.max");
+}
+
+static int c2_place(void *priv, struct rgroup__node *n, pid_t tid)
+{
+	int r = rgroup__cg_place(priv, n, tid);
+
+	if (r == 0 && !c2_has_cpuset(priv))
+		r = rgroup__aff_place(n, tid);
+	return r;
+}
+
+static int c2_evacuate(void *priv, const struct rgroup__node *n)
+{
+	if (!c2_has_cpuset(priv))
+		rgroup__aff_release(n, rgroup__cg_each_tid, priv);
+	return rgroup__cg_evacuate(priv, n);
+}
+
+static void c2_fork_child(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+
+	if (cg->cpuset == 0)
+		rgroup__aff_fork_child();
+	rgroup__cg_fork_child(priv);
 }
 
 static int c2_create(void *priv, struct rgroup__node *n)
@@ -182,6 +302,11 @@ static int c2_create(void *priv, struct rgroup__node *n)
 		cg->weight_nice = faccessat(cg->sgroupfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	}
 	if (n->nice != 0 && (r = c2_set_nice(priv, n, n->nice)) < 0)
+		goto fail;
+	/* Rebinding (rule 8, a failed exec): the group's rule 10 settings. */
+	if (n->cpus && c2_has_cpuset(cg) && (r = c2_set_cpus(priv, n)) < 0)
+		goto fail;
+	if (n->quota_us && (r = c2_set_cap(priv, n)) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -232,13 +357,15 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.detach = rgroup__cg_detach,
 	.moved = rgroup__cg_moved,
 	.create = c2_create,
-	.place = rgroup__cg_place,
+	.place = c2_place,
 	.set_nice = c2_set_nice,
 	.destroy = c2_destroy,
-	.evacuate = rgroup__cg_evacuate,
+	.evacuate = c2_evacuate,
 	.usage = c2_usage,
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
-	.fork_child = rgroup__cg_fork_child,
+	.fork_child = c2_fork_child,
 	.place_self = rgroup__cg_place_self,
+	.set_cpus = c2_set_cpus,
+	.set_cap = c2_set_cap,
 };

@@ -63,7 +63,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "affinity.h"
 #include "backend.h"
+#include "governor-cap.h"
 #include "governor-model.h"
 #include "governor-state.h"
 #include "locate.h"
@@ -173,6 +175,11 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno, s = si->si_value.sival_int;
 
+	if (si->si_code == SI_QUEUE && s < 0) {
+		rgroup__gov_cap_signal(s);   /* rule 10: governor-cap.c */
+		errno = saved;
+		return;
+	}
 	if ((si->si_code != SI_TIMER && si->si_code != SI_QUEUE) || s < 0 || s >= MAX_SLOTS)
 		return;
 	if (rgroup__in_lib)
@@ -184,7 +191,10 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 static void gov_deferred(void *priv, int token)
 {
-	maybe_pause(token - 1);
+	if (token < 0)
+		rgroup__gov_cap_pause(token);
+	else
+		maybe_pause(token - 1);
 }
 
 /* ---- The governor's own state (its thread only) ------------------------- */
@@ -832,8 +842,10 @@ static void *gov_main(void *arg)
 			settle_round();
 			start_round();
 		}
+		rgroup__gov_cap_poll();
 		publish();
 	}
+	rgroup__gov_cap_stop();
 	/* Stopping: no timer fires again, no thread stays paused, no state
 	 * file stays. */
 	rgroup__publish_remove();
@@ -856,10 +868,16 @@ static void *gov_main(void *arg)
 /* The governor's signal: SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for
  * SIGRTMIN+N; a negative errno (and why) if it is out of range or the
  * program handles it itself. */
+static int signal_offset(const char **env)
+{
+	*env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
+	return *env && **env ? atoi(*env) : DEFAULT_SIGNAL;
+}
+
 static int choose_signal(char *why, size_t len)
 {
-	const char *env = secure_getenv("RGROUP_GOVERNOR_SIGNAL");
-	int n = env && *env ? atoi(env) : DEFAULT_SIGNAL;
+	const char *env;
+	int n = signal_offset(&env);
 	struct sigaction old;
 
 	if (n < 0 || SIGRTMIN + n > SIGRTMAX)
@@ -871,6 +889,20 @@ static int choose_signal(char *why, size_t len)
 		return rgroup__why(why, len, -EBUSY,
 				   "the program handles SIGRTMIN+%d itself; set RGROUP_GOVERNOR_SIGNAL to a free offset", n);
 	return SIGRTMIN + n;
+}
+
+/* The signal the governor pauses with: the installed one, else the one
+ * it would install; 0 if none would do (enter.c: `rgroup run`'s preload
+ * keeps the program from taking it). */
+int rgroup__gov_signal(void)
+{
+	const char *env;
+	int n;
+
+	if (sig_no >= 0)
+		return sig_no;
+	n = signal_offset(&env);
+	return n < 0 || SIGRTMIN + n > SIGRTMAX ? 0 : SIGRTMIN + n;
 }
 
 static int gov_probe(void *priv, char *why, size_t len)
@@ -981,7 +1013,29 @@ static int gov_create(void *priv, struct rgroup__node *n)
 static int gov_place(void *priv, struct rgroup__node *n, pid_t tid)
 {
 	tree_changed();
+	return rgroup__aff_place(n, tid);    /* rule 10 */
+}
+
+/* ---- Rule 10: CPUs as per-thread affinity; the cap is governor-cap.c's - */
+
+static int gov_set_cpus(void *priv, struct rgroup__node *n)
+{
+	tree_changed();
+	return rgroup__aff_spread(n, rgroup__aff_tracked, NULL);
+}
+
+static int gov_set_cap(void *priv, struct rgroup__node *n)
+{
+	tree_changed();
+	rgroup__gov_cap_changed();
 	return 0;
+}
+
+/* Exit and exec: the threads leave their groups; the CPUs a group gave
+ * them go with it. */
+static int gov_evacuate(void *priv, const struct rgroup__node *n)
+{
+	return rgroup__aff_release(n, rgroup__aff_tracked, NULL);
 }
 
 static int gov_set_nice(void *priv, struct rgroup__node *n, int nice)
@@ -1017,6 +1071,8 @@ static void gov_info(void *priv, const struct rgroup__node *n, struct rgroup_inf
 
 static void gov_fork_child(void *priv)
 {
+	rgroup__aff_fork_child();
+	rgroup__gov_cap_fork_child();
 	/* The child has no governor thread and no timers; pending signals
 	 * are not inherited. Its state starts afresh; the arrays are kept
 	 * for reuse (no allocator in a fork child). Atomic stores: the
@@ -1053,4 +1109,7 @@ const struct rgroup__backend rgroup__backend_governor = {
 	.deferred = gov_deferred,
 	.fork_child = gov_fork_child,
 	.quiesce = gov_quiesce,
+	.evacuate = gov_evacuate,
+	.set_cpus = gov_set_cpus,
+	.set_cap = gov_set_cap,
 };

@@ -99,11 +99,29 @@ struct rgroup__backend {
 	 * only when nothing asynchronous of the backend's can signal the
 	 * calling thread any more. NULL when there is nothing to stop. */
 	void (*quiesce)(void *priv);
+
+	/*
+	 * Rule 10 (limits.c), optional: NULL means -ENOTSUP. The core has
+	 * checked the inheritance and stored the setting in n before the
+	 * call; on failure it puts the old one back and calls again. create()
+	 * also applies what n carries (rebinding after a migration or a
+	 * failed exec), including its ancestors' CPUs.
+	 */
+	/* Make n's CPUs (rgroup__node_cpus()) take effect for the threads
+	 * of n and of the descendants that inherit them. */
+	int (*set_cpus)(void *priv, struct rgroup__node *n);
+	/* Make n's cap (n->quota_us per n->period_us, quota 0: none) take
+	 * effect. */
+	int (*set_cap)(void *priv, struct rgroup__node *n);
 };
 
 extern const struct rgroup__backend rgroup__backend_native;
 extern const struct rgroup__backend rgroup__backend_cgroup2;
 extern const struct rgroup__backend rgroup__backend_cgroup1;
 extern const struct rgroup__backend rgroup__backend_governor;
+
+/* The governor's real-time signal (installed, or the one it would
+ * install), 0 if none would do. */
+int rgroup__gov_signal(void);
 
 #endif /* RGROUP_BACKEND_H */

@@ -226,6 +226,53 @@ out:
 	return r;
 }
 
+int rgroup__cg_each_tid(void *priv, const struct rgroup__node *n,
+			int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	enum { BUFSZ = 65536, MAXT = 4096 };
+	struct rgroup__cg *cg = priv;
+	char *buf = malloc(BUFSZ), path[PATH_MAX];
+	pid_t *tids = malloc(MAXT * sizeof(*tids));
+	int r, nt;
+
+	if (!buf || !tids) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = rgroup__cg_file(n, cg->tidsfile, path, sizeof(path));
+	if (r < 0)
+		goto out;
+	r = rgroup__cg_read(cg->sgroupfd, path, buf, BUFSZ);
+	if (r < 0)
+		goto out;
+	nt = rgroup__parse_tids(buf, tids, MAXT);
+	r = nt < 0 ? nt : 0;
+	for (int i = 0; i < nt && i < MAXT; i++) {
+		int e = fn(tids[i], arg);
+		if (e < 0 && r == 0)
+			r = e;
+	}
+out:
+	free(buf);
+	free(tids);
+	return r;
+}
+
+int rgroup__cg_write_max(struct rgroup__cg *cg, const struct rgroup__node *n, const char *file)
+{
+	char path[PATH_MAX], val[48];
+	int r = rgroup__cg_file(n, file, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	if (n->quota_us)
+		snprintf(val, sizeof(val), "%llu %llu", (unsigned long long)n->quota_us,
+			 (unsigned long long)n->period_us);
+	else
+		snprintf(val, sizeof(val), "max");
+	return rgroup__cg_write(cg->sgroupfd, path, val);
+}
+
 /* Remove an abandoned rgroup directory and everything below, children
  * first. A directory that still has threads (EBUSY) stays. */
 static int remove_tree(int parentfd, const char *name, int depth)
@@ -294,19 +341,15 @@ int rgroup__cg_locate_self(const struct rgroup__cg *cg, struct rgroup__cgloc *lo
 	return rgroup__cg_locate(0, cg->ctrl, loc, why, wlen);
 }
 
-int rgroup__cg_attach(void *priv)
+int rgroup__cg_hold(const char *dir, const char *tidsfile, int *dirfd, int *placefd,
+		    int *procsfd)
 {
-	struct rgroup__cg *cg = priv;
-	struct rgroup__cgloc loc;
-	int r, fd = -1, place = -1, procs = -1;
+	int r, fd, place = -1, procs;
 
-	r = rgroup__cg_locate_self(cg, &loc, NULL, 0);
-	if (r < 0)
-		return r;
-	fd = rgroup__cg_open_dir(loc.dir);
+	fd = rgroup__cg_open_dir(dir);
 	if (fd < 0)
 		return fd;
-	place = rgroup__cg_open(fd, cg->tidsfile, O_WRONLY);
+	place = rgroup__cg_open(fd, tidsfile, O_WRONLY);
 	if (place < 0) {
 		r = place;
 		goto fail;
@@ -318,18 +361,34 @@ int rgroup__cg_attach(void *priv)
 	}
 	/* Directories that killed rgroup processes left here (rule 3). */
 	rgroup__cg_gc(fd);
-	snprintf(cg->path, sizeof(cg->path), "%s", loc.path);
-	cg->sgroupfd = fd;
-	cg->placefd = place;
-	cg->procsfd = procs;
-	cg->pid = getpid();
-	cg->starttime = rgroup__starttime(0);
+	*dirfd = fd;
+	*placefd = place;
+	*procsfd = procs;
 	return 0;
 fail:
 	if (place >= 0)
 		close(place);
 	close(fd);
 	return r;
+}
+
+int rgroup__cg_attach(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+	struct rgroup__cgloc loc;
+	int r;
+
+	r = rgroup__cg_locate_self(cg, &loc, NULL, 0);
+	if (r < 0)
+		return r;
+	r = rgroup__cg_hold(loc.dir, cg->tidsfile, &cg->sgroupfd, &cg->placefd, &cg->procsfd);
+	if (r < 0)
+		return r;
+	snprintf(cg->path, sizeof(cg->path), "%s", loc.path);
+	cg->pid = getpid();
+	cg->starttime = rgroup__starttime(0);
+	cg->cpuset = -1;
+	return 0;
 }
 
 void rgroup__cg_detach(void *priv)
@@ -346,27 +405,33 @@ void rgroup__cg_detach(void *priv)
 }
 
 /*
- * Moved means the main thread is neither in the sgroup nor below it. The
- * main thread, not the caller: the keeper may have written itself back into
- * the old sgroup (through its open tasks file) just after the move, and
- * from there it would never see one.
+ * Moved means the main thread is neither in the group at `path` nor below
+ * it. The main thread, not the caller: the keeper may have written itself
+ * back into the old sgroup (through its open tasks file) just after the
+ * move, and from there it would never see one.
  */
-int rgroup__cg_moved(void *priv)
+int rgroup__cg_moved_from(const char *ctrl, const char *path)
 {
-	struct rgroup__cg *cg = priv;
-	char text[8192], path[PATH_MAX];
-	size_t plen = strlen(cg->path);
+	char text[8192], now[PATH_MAX];
+	size_t plen = strlen(path);
 	int r;
 
 	r = rgroup__read_path("/proc/self/cgroup", text, sizeof(text));
 	if (r < 0)
 		return r;
-	r = rgroup__parse_proc_cgroup(text, cg->ctrl, path, sizeof(path));
+	r = rgroup__parse_proc_cgroup(text, ctrl, now, sizeof(now));
 	if (r < 0)
 		return r;
-	if (strcmp(cg->path, "/") == 0)
+	if (strcmp(path, "/") == 0)
 		return 0;
-	return !(strncmp(path, cg->path, plen) == 0 && (path[plen] == '\0' || path[plen] == '/'));
+	return !(strncmp(now, path, plen) == 0 && (now[plen] == '\0' || now[plen] == '/'));
+}
+
+int rgroup__cg_moved(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+
+	return rgroup__cg_moved_from(cg->ctrl, cg->path);
 }
 
 /*
@@ -518,7 +583,7 @@ void rgroup__cg_info(void *priv, const struct rgroup__node *n, struct rgroup_inf
 }
 
 /* Async-signal-safe decimal formatting (snprintf is not on the list). */
-static void fmt_int(char *buf, long v)
+void rgroup__cg_fmt_int(char *buf, long v)
 {
 	char tmp[24];
 	int i = 0, j = 0;
@@ -554,7 +619,7 @@ void rgroup__cg_fork_child(void *priv)
 	char buf[24];
 
 	if (cg->procsfd >= 0) {
-		fmt_int(buf, syscall(SYS_getpid));
+		rgroup__cg_fmt_int(buf, syscall(SYS_getpid));
 		/* Best effort: a child that cannot move keeps running. */
 		(void)!pwrite(cg->procsfd, buf, strlen(buf), 0);
 	}
@@ -571,7 +636,7 @@ int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)
 
 	if (fd < 0)
 		return -EBADF;
-	fmt_int(buf, syscall(SYS_gettid));
+	rgroup__cg_fmt_int(buf, syscall(SYS_gettid));
 	if (pwrite(fd, buf, strlen(buf), 0) < 0)
 		return -errno;
 	return 0;

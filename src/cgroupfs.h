@@ -32,6 +32,10 @@ struct rgroup__cg {
 	uint64_t starttime;
 	unsigned int ncached;   /* node descriptors open (RGROUP__FD_CACHE) */
 	int weight_nice;        /* v2: weightfd is cpu.weight.nice */
+	/* Rule 10: 1 when the cpuset controller gives groups their CPUs, 0
+	 * when per-thread affinity does (affinity.h), -1 not known yet (set
+	 * at attach). */
+	int cpuset;
 };
 
 /* A group's directory: the cgroup backends' per-node data. */
@@ -92,12 +96,30 @@ int rgroup__cg_mkdir(int dirfd, const char *path);
 int rgroup__cg_rmdir(int dirfd, const char *path);
 /* Open a cgroup directory by absolute path. */
 int rgroup__cg_open_dir(const char *path);
+/* Hold the group at directory `dir` for placing threads: the directory,
+ * its thread list `tidsfile` and cgroup.procs, opened for writing; and
+ * remove what dead rgroup processes left in it. Outputs set on success. */
+int rgroup__cg_hold(const char *dir, const char *tidsfile, int *dirfd, int *placefd,
+		    int *procsfd);
+/* Is the calling thread's group on hierarchy ctrl (NULL: v2) no longer
+ * `path`? 1, 0 or -errno. */
+int rgroup__cg_moved_from(const char *ctrl, const char *path);
 /* Remove, bottom-up, every rgroup directory tree directly in sgroupfd
  * whose owning process is gone (name: rgroup__format_dirname). Never
  * touches a live process's groups or anything not named by rgroup.
  * Returns the number of directories removed or -errno. */
 int rgroup__cg_gc(int sgroupfd);
+/* Async-signal-safe decimal formatting (fork child, exec in a vfork
+ * child: snprintf is not on the list); buf holds 24 bytes. */
+void rgroup__cg_fmt_int(char *buf, long v);
 /* Move each thread listed in file `tids` (below dirfd) to placefd. */
 int rgroup__cg_move_all(int dirfd, const char *tids, int placefd);
+/* Call fn(tid, arg) for each thread in n's group itself, from its
+ * thread list (affinity.h's lister for the cgroup backends). */
+int rgroup__cg_each_tid(void *priv, const struct rgroup__node *n,
+			int (*fn)(pid_t tid, void *arg), void *arg);
+/* Write n's cap (rule 10) to file `file` as cgroup v2's cpu.max says it:
+ * "QUOTA PERIOD", or "max" for none. */
+int rgroup__cg_write_max(struct rgroup__cg *cg, const struct rgroup__node *n, const char *file);
 
 #endif /* RGROUP_CGROUPFS_H */

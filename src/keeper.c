@@ -142,7 +142,8 @@ static int recycle(struct rgroup__node *n)
 	uint64_t ns;
 
 	if (!st->be->spares || !n->bound || st->dismantled ||
-	    st->nspares >= SPARE_MAX_TOTAL || ms_since(&st->last_create) >= SPARE_MS)
+	    st->nspares >= SPARE_MAX_TOTAL || ms_since(&st->last_create) >= SPARE_MS ||
+	    rgroup__node_limited(n))   /* rule 10's settings are not for the next group */
 		return 0;
 	for (struct rgroup__node *p = *pool; p; p = p->next)
 		len++;
@@ -465,6 +466,9 @@ static void *keeper_main(void *unused)
 {
 	struct timespec ts;
 
+	/* Named, or it would carry the name of whichever thread started it
+	 * (a program's "CPU 0/TCG" under rgroup run). */
+	pthread_setname_np(pthread_self(), "rgroup-keeper");
 	rgroup__lock();
 	__atomic_store_n(&st->keeper_tid, rgroup__self_tid(), __ATOMIC_RELAXED);
 	/* The keeper is created by whichever thread made an rgroup; it

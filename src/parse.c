@@ -11,6 +11,7 @@
  * -ENAMETOOLONG output buffer too small, -ERANGE a number overflows.
  */
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -504,6 +505,32 @@ int rgroup__parse_cgtype(const char *text)
  * checked before anything is stored, so tids is untouched on failure:
  * -EINVAL (not a tid, empty line), -ERANGE (beyond pid_t).
  */
+int rgroup__format_cpulist(const void *set, size_t setsize, char *out, size_t len)
+{
+	const cpu_set_t *cs = set;
+	size_t nbits = setsize * 8, off = 0;
+
+	if (!len)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (size_t c = 0; c < nbits; c++) {
+		size_t last = c;
+		int n;
+
+		if (!CPU_ISSET_S(c, setsize, cs))
+			continue;
+		while (last + 1 < nbits && CPU_ISSET_S(last + 1, setsize, cs))
+			last++;
+		n = last == c ? snprintf(out + off, len - off, "%s%zu", off ? "," : "", c)
+			      : snprintf(out + off, len - off, "%s%zu-%zu", off ? "," : "", c, last);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENAMETOOLONG;
+		off += (size_t)n;
+		c = last;
+	}
+	return (int)off;
+}
+
 int rgroup__parse_tids(const char *text, pid_t *tids, size_t max)
 {
 	if (!text || (!tids && max))

@@ -35,7 +35,7 @@ int rgroup__my_nice(void)
 
 /* The kernel's can_nice(): RLIMIT_NICE allows nice values down to
  * 20 - rlim_cur; CAP_SYS_NICE allows any. */
-static int can_nice(int nice)
+int rgroup__can_nice(int nice)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
@@ -93,7 +93,7 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 		errno = -r;
 		return -1;
 	}
-	if (!n->parent && nice < rgroup__my_nice() && !can_nice(nice))
+	if (!n->parent && nice < rgroup__my_nice() && !rgroup__can_nice(nice))
 		r = -EACCES;
 	else if (st->dismantled || !n->bound)
 		r = -ENODEV;

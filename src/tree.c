@@ -292,6 +292,7 @@ int rgroup__node_new(struct rgroup__node *parent, int nice, struct rgroup__node 
 void rgroup__node_free(struct rgroup__node *n)
 {
 	free(n->strays);
+	free(n->cpus);
 	free(n);
 }
 
@@ -339,9 +340,13 @@ void rgroup__node_unlink(struct rgroup__node *n)
 
 void rgroup__track(struct rgroup__node *n)
 {
-	struct rgroup__thread *self = &rgroup__self;
+	rgroup__self_tid();
+	rgroup__track_thread(n, &rgroup__self);
+	pthread_setspecific(st->key, &rgroup__self);
+}
 
-	self->tid = rgroup__self_tid();
+void rgroup__track_thread(struct rgroup__node *n, struct rgroup__thread *self)
+{
 	self->node = n;
 	self->known = 1;
 	self->prev = NULL;
@@ -352,7 +357,6 @@ void rgroup__track(struct rgroup__node *n)
 	n->nthreads++;
 	self->tidlink.key = (uint64_t)self->tid;
 	hash_put(&st->tids, &self->tidlink);
-	pthread_setspecific(st->key, self);
 }
 
 void rgroup__untrack(struct rgroup__thread *t)

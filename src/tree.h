@@ -14,6 +14,9 @@
  *   info.c     rgroup_backend, rgroup_of, rgroup_info, rgroup_list,
  *              rgroup_probe, rgroup_gc
  *   spawn.c    fork, the exec family, posix_spawn, system, popen (rule 7)
+ *   limits.c   rule 10: a group's CPUs and CPU cap, and their inheritance
+ *   enter.c    a thread in no rgroup enters a chain of groups once
+ *              (`rgroup run`'s preload, by thread name)
  *
  * The backends (backend.h) see a node and its private data; only the
  * governor reads the tree itself, under rgroup__trylock().
@@ -22,6 +25,7 @@
 #define RGROUP_TREE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +81,10 @@ struct rgroup__node {
 	unsigned int depth;             /* 1 for top-level */
 	int nice;
 	int bound;                      /* the backend's group exists */
+	/* Rule 10 (limits.c): its own CPUs (NULL: its parent's) and its CPU
+	 * cap (quota_us per period_us; quota 0: none). */
+	cpu_set_t *cpus;
+	uint64_t quota_us, period_us;
 	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
 	uint64_t usage_base_ns;         /* backend usage when it was recycled */
 	/* The backend's own data: backend->node_size bytes, zeroed at birth
@@ -190,6 +198,9 @@ struct rgroup__thread *rgroup__thread_by_tid(pid_t tid);
  * thread that exits. Lock held. */
 void rgroup__track(struct rgroup__node *n);
 void rgroup__untrack(struct rgroup__thread *t);
+/* The same for the record t of any thread (t->tid set): enter.c tracks a
+ * thread on its behalf; no key destructor is set for it. Lock held. */
+void rgroup__track_thread(struct rgroup__node *n, struct rgroup__thread *t);
 /* CPU time used in n and below, as rgroup_info() reports it. Lock held. */
 uint64_t rgroup__node_usage(const struct rgroup__node *n);
 /* The CPU time of n's tracked threads (exited ones included) and of its
@@ -231,10 +242,69 @@ pid_t rgroup__keeper_tid(void);               /* 0 if none */
 
 /* The calling thread's nice value (0 if it cannot be read). */
 int rgroup__my_nice(void);
+/* May this process give a thread (or a top-level group) nice value
+ * `nice`? The kernel's can_nice(): RLIMIT_NICE, else CAP_SYS_NICE. */
+int rgroup__can_nice(int nice);
 /* The group of thread `who` (0: the caller), with the core lock held on
  * success: 0, -ESRCH (not a thread of this process), -EINVAL (in no
  * rgroup). */
 int rgroup__lookup_locked(id_t who, struct rgroup__node **out);
+
+/* ---- limits.c (rule 10) ------------------------------------------------ */
+
+/* The CPUs n's threads may run on: its own, else its nearest ancestor's,
+ * else the process's (rgroup__process_cpus). Lock held. */
+void rgroup__node_cpus(const struct rgroup__node *n, cpu_set_t *out);
+/* What the process may use, the bound of top-level groups: its main
+ * thread's affinity (while that thread is in no group with a CPU set;
+ * else the affinity it had when the first CPU set was made). Lock held. */
+int rgroup__process_cpus(cpu_set_t *out);
+/* Does n, or one of its ancestors, have a CPU set or a cap? Such a group
+ * is never kept as a spare (its settings would go to the next group). */
+int rgroup__node_limited(const struct rgroup__node *n);
+/* Give n (bound, lock held) its own CPUs (NULL: lift them) or its cap
+ * (quota 0: lift it), with the inheritance checks of rule 10: 0, -EINVAL
+ * (empty set, quota or period out of range), -EPERM (wider than its
+ * parent), -EBUSY (narrower than a child's own), -ENOTSUP (the backend
+ * cannot), or the backend's error; n is unchanged on failure. */
+int rgroup__set_cpus_locked(struct rgroup__node *n, const cpu_set_t *cpus);
+int rgroup__set_cap_locked(struct rgroup__node *n, uint64_t quota_us, uint64_t period_us);
+
+/* ---- enter.c ------------------------------------------------------------ */
+
+/*
+ * One level of a chain of groups that a thread in no rgroup enters
+ * (rgroup__enter()), parents first. `id` is the group this level had the
+ * last time (0: none yet); it is reused while it still exists under the
+ * level above, else a new group is made with the level's settings and
+ * its id written back. Settings apply only to a group made here.
+ */
+struct rgroup__level {
+	rgroup_id_t id;
+	int has_nice, nice;
+	const cpu_set_t *cpus;          /* NULL: its parent's */
+	uint64_t quota_us, period_us;   /* quota 0: no cap */
+};
+
+/*
+ * Put a thread that is in no rgroup into the last group of chain[0..depth),
+ * making the groups that do not exist any more (rgroup run's preload,
+ * when the program names a thread). `who` is a record the caller keeps
+ * for another thread (zeroed but for its tid, valid until that thread
+ * has gone: rgroup__enter_gone()), NULL for the caller itself. From
+ * then on rule 2 holds for it. 0, -EEXIST (already in an rgroup: nothing
+ * done), -ENOTSUP (no backend), -EINVAL (depth 0 or too deep), or the
+ * errors of making a group or of its settings (rule 6 for a top-level
+ * nice, rule 10); a group made for a failed entry is removed again.
+ */
+int rgroup__enter(struct rgroup__level *chain, unsigned int depth, void *who);
+/* A thread entered by another thread (through record who) calls this as
+ * it exits: it leaves its group, and the record is the caller's again. */
+void rgroup__enter_gone(void *who);
+/* The real-time signal the governor pauses threads with, if the governor
+ * is this process's backend; else 0 (also when called from inside the
+ * library, with the core lock held). */
+int rgroup__enter_signal(void);
 
 /* ---- spawn.c ----------------------------------------------------------- */
 

@@ -40,6 +40,9 @@ static const char usage_text[] =
 	"  gc [--dry-run] [DIR...]     remove the rgroup directories that killed\n"
 	"                              processes left (in DIRs, else in the cpu\n"
 	"                              hierarchies); --dry-run only lists them\n"
+	"  run [-g SPEC]... [-c FILE] [--dry-run] -- PROGRAM [ARGS...]\n"
+	"                              start a program nobody changed with its\n"
+	"                              threads put into rgroups by their names\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help                  show this help and exit\n"
@@ -89,6 +92,7 @@ static const struct {
 	{ "tree", cmd_tree },
 	{ "top", cmd_top },
 	{ "gc", cmd_gc },
+	{ "run", cmd_run },
 };
 
 int main(int argc, char **argv)

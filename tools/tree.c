@@ -20,9 +20,10 @@ static const char tree_usage[] =
 	"Usage: rgroup tree PID [--json]\n"
 	"\n"
 	"Print the rgroup tree of process PID: each group's directory name, id,\n"
-	"nice value, weight, threads (directly inside), CPU time used (seconds,\n"
-	"the group and below) and the share of the process's CPU the reference\n"
-	"model gives it when every thread of the process is busy. On the\n"
+	"nice value, weight, threads (directly inside; their names and ids on the\n"
+	"line below), CPU time used (seconds, the group and below) and the share\n"
+	"of the process's CPU the reference model gives it when every thread of\n"
+	"the process is busy. On the\n"
 	"governor backend also PAUSED(s), the time the governor kept the\n"
 	"group's threads paused.\n"
 	"\n"
@@ -112,6 +113,44 @@ static void print_json(const struct view *v)
 	       v->ngroups, v->nthreads, v->total_usage_s);
 }
 
+/* The kernel's name of thread tid of v's process ("?" if gone). */
+static void thread_name(const struct view *v, pid_t tid, char *out, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(out, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)v->pid, (int)tid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* Where each thread went (`rgroup run` places threads by name): the
+ * names of group g's own threads (-1: the plain ones), under its line. */
+static void print_names(const struct view *v, int g, int indent)
+{
+	char name[32];
+	int n = 0;
+
+	for (int i = 0; i < v->nthreads; i++) {
+		if (v->threads[i].group != g)
+			continue;
+		if (n == 8) {
+			printf(", ...");
+			break;
+		}
+		thread_name(v, v->threads[i].tid, name, sizeof(name));
+		if (!n)
+			printf("%*s", indent + 4, "");
+		printf("%s'%s' %d", n++ ? ", " : "", name, (int)v->threads[i].tid);
+	}
+	if (n)
+		putchar('\n');
+}
+
 static void print_text(const struct view *v)
 {
 	int width = (int)strlen("(plain threads)");
@@ -132,6 +171,7 @@ static void print_text(const struct view *v)
 	printf("%-*s %6s %5s %6s %7d %9.2f %6s%s\n", width, "(plain threads)",
 	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal),
 	       v->gov ? "          -" : "");
+	print_names(v, -1, 0);
 	for (int i = 0; i < v->ngroups; i++) {
 		const struct view_group *g = &v->groups[i];
 		int indent = 2 * (g->depth - 1);
@@ -142,13 +182,15 @@ static void print_text(const struct view *v)
 		if (v->gov)
 			printf("  %9.2f", g->throttled_s);
 		putchar('\n');
+		print_names(v, i, indent);
 	}
 	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "total", "", "", "",
 	       v->nthreads, v->total_usage_s, "100.0%");
 	if (v->truncated)
 		printf("(the state file was cut short: some groups are missing)\n");
 	printf("SHARE: the reference model's fraction of this process's CPU, every thread\n"
-	       "counted busy; a group's CPU and share include its child groups.\n");
+	       "counted busy; a group's CPU and share include its child groups. Under each\n"
+	       "line: the names and ids of the group's own threads.\n");
 	if (v->gov)
 		printf("PAUSED: the time the governor kept the group's threads paused.\n");
 }

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Build every libFuzzer target of the parsers (src/parse.c, and the
-# governor's state file in src/governor-state.c, with the helpers they
-# call: the sources of meson's rgroup-internal) with clang (ASan + UBSan) and
+# Build every libFuzzer target of the parsers (src/parse.c, the rules of
+# `rgroup run` in src/run-spec.c, and the governor's state file in
+# src/governor-state.c, with the helpers they call: the sources of meson's
+# rgroup-internal) with clang (ASan + UBSan) and
 # run each for N seconds (default 10), starting from test/fuzz/corpus/.
 # New inputs go to a scratch directory, never into the source tree.
 #
@@ -35,7 +36,7 @@ for t in $targets; do
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$top/include" -I"$top/src" \
 		"$here/fuzz-$t.c" "$top/src/parse.c" "$top/src/governor-state.c" \
-		"$top/src/locate.c" "$top/src/weight.c" -o "$bin"
+		"$top/src/locate.c" "$top/src/weight.c" "$top/src/run-spec.c" -o "$bin"
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz-$t: ${secs}s"
 	# the scratch corpus first: libFuzzer writes new inputs there

@@ -17,10 +17,11 @@ root=$stage$prefix
 fail=0
 for f in include/rgroup.h bin/rgroup share/man/man1/rgroup.1 share/man/man7/rgroup.7 \
 	 share/man/man3/rgroup_thread_create.3 share/man/man3/rgroup_setpriority.3 \
-	 share/man/man3/rgroup_getpriority.3 share/man/man3/rgroup_backend.3; do
+	 share/man/man3/rgroup_getpriority.3 share/man/man3/rgroup_backend.3 \
+	 share/man/man1/rgroup-run.1 share/man/man3/rgroup_set_cpus.3 share/man/man3/rgroup_set_cap.3; do
 	[ -e "$root/$f" ] || { echo "FAIL: not installed: $prefix/$f"; fail=1; }
 done
-for f in librgroup.so librgroup.a pkgconfig/rgroup.pc; do
+for f in librgroup.so librgroup.a pkgconfig/rgroup.pc librgroup-preload.so; do
 	[ -e "$stage$libdir/$f" ] || { echo "FAIL: not installed: $libdir/$f"; fail=1; }
 done
 [ $fail -eq 0 ] || exit 1
@@ -30,5 +31,8 @@ flags=$(pkg-config --cflags --libs rgroup)
 echo "pkg-config --cflags --libs rgroup: $flags"
 cc -Wall -Werror -o "$stage/fixed-points" "$src/test/install/fixed-points.c" $flags
 LD_LIBRARY_PATH=$stage$libdir "$stage/fixed-points"
-# The installed command runs too.
+# The installed command runs too, and finds the preload beside the library.
 LD_LIBRARY_PATH=$stage$libdir "$root/bin/rgroup" --version
+plan=$(LD_LIBRARY_PATH=$stage$libdir "$root/bin/rgroup" run --dry-run -g 'x=y' -- /bin/true 2>&1 || true)
+echo "$plan" | grep -q "LD_PRELOAD=$stage$libdir/librgroup-preload.so" ||
+	{ echo "FAIL: rgroup run does not find the installed preload:"; echo "$plan"; exit 1; }

@@ -7,7 +7,8 @@
 #
 # usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
 #                     [--user UID[:GID] --runas RUNAS] [--file FILE ...]
-#                     [--smp N] [--keep] [--shell] PROGRAM [ARGS...]
+#                     [--dynamic FILE ...] [--smp N] [--keep] [--shell]
+#                     PROGRAM [ARGS...]
 #
 #   --kernel   a kernel image, or a cache directory: when it holds no kernel
 #              yet, fetch-kernel.sh fills it (this is the only network use).
@@ -20,6 +21,10 @@
 #              built from runas.c.
 #   --file     also put FILE in the guest's /test (repeatable), for a
 #              PROGRAM that runs other programs; an ELF must be static.
+#   --dynamic  also put FILE at its own absolute path in the guest, with
+#              the shared libraries and dynamic loader it needs (ldd) at
+#              theirs (repeatable): for dynamically linked programs that
+#              PROGRAM runs (rgroup run's tests).
 #   --smp      vCPUs (default 2, or RGROUP_VM_SMP).
 #   --keep     keep the temp dir (initramfs, init, console log); also
 #              RGROUP_VM_KEEP=1.
@@ -63,7 +68,7 @@ die() {
 }
 
 usage() {
-	sed -n '8,10s/^# \{0,1\}//p' "$0" >&2
+	sed -n '8,11s/^# \{0,1\}//p' "$0" >&2
 	echo "(options are described at the top of $0)" >&2
 	exit 2
 }
@@ -76,6 +81,7 @@ smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM
 [ "$shell" = 0 ] && shell=
 envs=()
 files=()
+dynamic=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=${2?}; shift 2 ;;
@@ -84,6 +90,7 @@ while [ $# -gt 0 ]; do
 	--user) user=${2?}; shift 2 ;;
 	--runas) runas=${2?}; shift 2 ;;
 	--file) files+=("${2?}"); shift 2 ;;
+	--dynamic) dynamic+=("${2?}"); shift 2 ;;
 	--smp) smp=${2?}; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--shell) shell=1; shift ;;
@@ -147,6 +154,13 @@ for f in "${files[@]+"${files[@]}"}"; do
 		is_static "$f" || die "file '$f' is not a statically linked ELF (it has a program interpreter); link it with -static"
 	fi
 done
+for f in "${dynamic[@]+"${dynamic[@]}"}"; do
+	case $f in /*) ;; *) die "--dynamic wants an absolute path, got '$f'" ;; esac
+	[ -f "$f" ] || die "file '$f' does not exist"
+done
+if [ ${#dynamic[@]} -gt 0 ]; then
+	command -v ldd >/dev/null || skip "ldd not found (libc-bin), needed for --dynamic"
+fi
 if [ -n "$user" ]; then
 	{ [ -f "$runas" ] && [ -x "$runas" ]; } || die "runas helper '$runas' is not an executable file"
 	is_static "$runas" || die "runas helper '$runas' is not statically linked"
@@ -198,6 +212,13 @@ cp "$prog" "$root/test/$pname" || die "cannot copy $prog"
 [ -n "$user" ] && { cp "$runas" "$root/bin/runas" || die "cannot copy $runas"; }
 for f in "${files[@]+"${files[@]}"}"; do
 	cp "$f" "$root/test/" || die "cannot copy $f"
+done
+# A dynamic program and what it needs, each at its own path.
+for f in "${dynamic[@]+"${dynamic[@]}"}"; do
+	for dep in "$f" $(ldd "$f" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p'); do
+		[ -e "$root$dep" ] && continue
+		mkdir -p "$root$(dirname "$dep")" && cp -L "$dep" "$root$dep" || die "cannot copy $dep"
+	done
 done
 
 guest_cmd=$(shq "/test/$pname")
