@@ -10,6 +10,8 @@
  *   namer fork        a named thread forks; the child names a thread
  *   namer exec        a named thread execs "namer lite"
  *   namer lite        names one thread; says whether the rules came along
+ *   namer spawn       a named thread starts "namer lite" with posix_spawn
+ *   namer system      a named thread starts "namer lite" with system
  *   namer handler     installs a handler for SIGRTMIN+N (N: argv[2])
  *   namer reset       resets every signal to SIG_DFL, as daemons do
  *   namer blocked     a thread that blocks every signal names itself
@@ -19,6 +21,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +240,42 @@ static int do_exec(void)
 	return 1;
 }
 
+/* A named thread starts "namer lite" as a child process and waits for it:
+ * through posix_spawn or system. The child reports as "main". */
+static void *spawner(void *p)
+{
+	const char *how = p;
+	char cmd[4200], exe[4096];
+	ssize_t n;
+	pid_t pid;
+
+	pthread_setname_np(pthread_self(), "work-s");
+	report("spawner", gettid_());
+	if (!strcmp(how, "system")) {
+		/* The shell's /proc/self/exe would be the shell. */
+		n = readlink(self_path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(cmd, sizeof(cmd), "exec '%s' lite", exe);
+		system(cmd);
+	} else {
+		char *argv[] = { (char *)"namer", (char *)"lite", NULL };
+		extern char **environ;
+
+		if (posix_spawn(&pid, self_path, NULL, NULL, argv, environ) == 0)
+			waitpid(pid, NULL, 0);
+	}
+	return NULL;
+}
+
+static int do_spawn(const char *how)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, spawner, (void *)how);
+	pthread_join(t, NULL);
+	return 0;
+}
+
 static int lite(void)
 {
 	struct job j = { "lite-named", by_setname, "work-x", NULL };
@@ -320,6 +359,8 @@ int main(int argc, char **argv)
 		return do_fork();
 	if (!strcmp(argv[1], "exec"))
 		return do_exec();
+	if (!strcmp(argv[1], "spawn") || !strcmp(argv[1], "system"))
+		return do_spawn(argv[1]);
 	if (!strcmp(argv[1], "lite"))
 		return lite();
 	if (!strcmp(argv[1], "handler"))

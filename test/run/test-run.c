@@ -315,6 +315,42 @@ static void exec_no_inherit(void)
 	exec_program(0);
 }
 
+/* posix_spawn and system from a thread in a group: the child starts
+ * outside every group (rule 7), and with the rules, its named thread
+ * placed. */
+static void spawn_program(const char *how)
+{
+	const char *args[] = { "-g", "work=work-*", NULL };
+	const char *prog[] = { how, NULL };
+	struct rt_proc p;
+	struct report r;
+	char w[PATH_MAX] = "";
+	pid_t spawner, child, named;
+
+	if (start_run(&p, &r, args, prog, NULL) < 0) {
+		CHECK(0, "%s: no READY from the child:\n%s", how, r.text);
+		rt_finish(&p, 2);
+		return;
+	}
+	spawner = tid_of(&r, "spawner");
+	child = tid_of(&r, "main");
+	named = tid_of(&r, "lite-named");
+	settle(p.pid, &spawner, 1);
+	CHECK(where(p.pid, spawner, w, sizeof(w)) == 0 && w[0], "%s: the spawning thread is in a group", how);
+	CHECK(child > 0 && child != p.pid, "%s: the child is a process of its own (%d)", how, (int)child);
+	CHECK(where(child, child, w, sizeof(w)) == 0 && w[0] == '\0',
+	      "%s: the child starts outside every group (rule 7), is in '%s'", how, w);
+	settle(child, &named, 1);
+	CHECK(where(child, named, w, sizeof(w)) == 0 && w[0], "%s: the child's 'work-x' is placed", how);
+	finish(&p);
+}
+
+static void spawn_outside(void)
+{
+	spawn_program("spawn");
+	spawn_program("system");
+}
+
 /* ---- The governor's signal --------------------------------------------------------- */
 
 static void governor_signal(void)
@@ -500,6 +536,7 @@ static const struct rgt_case cases[] = {
 	{ "fork_no_inherit", fork_no_inherit },
 	{ "exec_keeps_rules", exec_keeps_rules },
 	{ "exec_no_inherit", exec_no_inherit },
+	{ "spawn_outside", spawn_outside },
 	{ "governor_signal", governor_signal },
 	{ "tree_names", tree_names },
 	{ "errors", errors },
