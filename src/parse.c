@@ -679,10 +679,11 @@ int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
 	if (!text || !g)
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
-		int neg = i == 3 && *p == '-';
+		int neg;
 
 		if (i && *p++ != ' ')
 			return -EINVAL;
+		neg = i == 3 && *p == '-';
 		if ((r = rgroup__parse_u64(p + neg, &p, &v[i])) < 0)
 			return r;
 		if (neg && v[i] > 20)

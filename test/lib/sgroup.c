@@ -24,7 +24,8 @@ int rgt_sg_open(const char *backend, char *why, size_t len)
 		rgt_sg.gov = 1;
 		return 0;
 	}
-	rgt_sg.v2 = strcmp(backend, "cgroup2") == 0;
+	rgt_sg.native = strcmp(backend, "native") == 0;
+	rgt_sg.v2 = strcmp(backend, "cgroup2") == 0 || rgt_sg.native;
 	r = rgroup__cg_locate(0, rgt_sg.v2 ? NULL : "cpu", &loc, why, len);
 	if (r < 0)
 		return r;
@@ -285,6 +286,23 @@ long long rgt_cg_value(const char *cgpath, const char *file)
 int rgt_kernel(void)
 {
 	return !rgt_sg.gov;
+}
+
+int rgt_dirs(void)
+{
+	return !rgt_sg.gov && !rgt_sg.native;
+}
+
+int rgt_kgroup(pid_t tid, struct rgroup__kgroup *g)
+{
+	char file[64], text[256];
+	int r;
+
+	snprintf(file, sizeof(file), "/proc/self/task/%d/rgroup", (int)(tid ? tid : rgt_gettid()));
+	r = rgroup__read_path(file, text, sizeof(text));
+	if (r < 0)
+		return r;
+	return rgroup__parse_kgroup(text, g);
 }
 
 long long rgt_cg_weight(const char *cgpath)

@@ -46,6 +46,8 @@
 struct rgt_sgroup {
 	int v2;
 	int gov;                /* the governor: no kernel groups to look at */
+	int native;             /* the kernel's own rgroups: in /proc, not in
+	                         * cgroupfs (the sgroup is a cgroup v2 group) */
 	int delegated;          /* RGROUP_TEST_DELEGATED: an unprivileged user in
 	                         * a delegated group, used as the sgroup as is */
 	char home[PATH_MAX];    /* the process's group when it started */
@@ -59,8 +61,9 @@ extern struct rgt_sgroup rgt_sg;
 
 /* ---- Calls that return an error: 0, or -errno and one line in why ---- */
 
-/* Find the hierarchy of `backend` ("cgroup1", "cgroup2"; "governor": none
- * needed) and where groups can be made; rgt_sg_cleanup() runs at exit. */
+/* Find the hierarchy of `backend` ("cgroup1", "cgroup2" and "native": the
+ * v1 cpu or the v2 hierarchy; "governor": none needed) and where groups
+ * can be made; rgt_sg_cleanup() runs at exit. */
 int rgt_sg_open(const char *backend, char *why, size_t len);
 /* Make group `name` below the base and move the whole process in; its
  * cgroup path goes to out. Nothing is left behind on failure. */
@@ -109,6 +112,13 @@ long long rgt_cg_value(const char *cgpath, const char *file);
 long long rgt_cg_weight(const char *cgpath);
 /* Is there a kernel side to check (not the governor)? */
 int rgt_kernel(void);
+/* Are the groups cgroupfs directories (cgroup1, cgroup2; not the native
+ * kernel's, nor the governor's)? */
+int rgt_dirs(void);
+/* The native kernel's view of thread tid's rgroup (0: the caller), from
+ * /proc/self/task/TID/rgroup: 0, or -errno (-ENOENT: no such file, not a
+ * native kernel). */
+int rgt_kgroup(pid_t tid, struct rgroup__kgroup *g);
 
 /* ---- Threads that do something until told to stop ------------------- */
 

@@ -49,10 +49,35 @@ static void expected_path(rgroup_id_t id, char *out, size_t len)
 	}
 }
 
+/* The native kernel's group of tid is the library's group id: the same
+ * kernel id (rgroup_info's name), depth and nice, and nothing of it in
+ * cgroupfs (the thread is in the sgroup there). */
+static void check_native_place(pid_t tid, rgroup_id_t id)
+{
+	struct rgroup__kgroup g = { 0 };
+	struct rgroup_info in;
+	unsigned long long kid = 0;
+	char got[PATH_MAX] = "";
+
+	info_of(id, &in);
+	CHECK(rgt_kgroup(tid, &g) == 0 && g.id != 0, "thread %d is in a kernel rgroup", (int)tid);
+	CHECK(sscanf(in.name, "kernel rgroup %llu", &kid) == 1 && kid == g.id,
+	      "thread %d: the library's group '%s' is the kernel's %llu", (int)tid, in.name,
+	      (unsigned long long)g.id);
+	CHECK(g.depth == in.depth && g.nice == in.nice, "thread %d: kernel depth %u nice %d, library %u %d",
+	      (int)tid, g.depth, g.nice, in.depth, in.nice);
+	CHECK(rgt_thread_cgroup(tid, got, sizeof(got)) == 0 && strcmp(got, sg) == 0,
+	      "thread %d is in the sgroup in cgroupfs (%s), the rgroup invisible", (int)tid, got);
+}
+
 static void check_kernel_place(pid_t tid, rgroup_id_t id)
 {
 	char want[PATH_MAX], got[PATH_MAX];
 
+	if (rgt_sg.native) {
+		check_native_place(tid, id);
+		return;
+	}
 	if (!rgt_kernel())
 		return; /* the governor has no kernel groups */
 	expected_path(id, want, sizeof(want));
@@ -98,6 +123,9 @@ static void rule1_creation(void)
 	char sgpath[PATH_MAX];
 	CHECK(!rgt_kernel() || (rgt_thread_cgroup(0, sgpath, sizeof(sgpath)) == 0 && strcmp(sgpath, sg) == 0),
 	      "the main thread stays in the sgroup (%s)", sgpath);
+	struct rgroup__kgroup mk = { .id = 1 };
+	CHECK(!rgt_sg.native || (rgt_kgroup(0, &mk) == 0 && mk.id == 0),
+	      "the main thread is in no kernel rgroup (%llu)", (unsigned long long)mk.id);
 	rgt_worker_stop(&t1);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed after the threads exit");
 }
@@ -182,8 +210,9 @@ static void rule3_auto_destroy(void)
 	char pdir[PATH_MAX], cdir[PATH_MAX];
 
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
-	if (!rgt_kernel()) {
-		/* The governor: the groups are gone from the list. */
+	if (!rgt_dirs()) {
+		/* The governor and the native kernel: no directory to watch, the
+		 * groups are gone from the list. */
 		__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(t.thread, NULL);
 		rgt_sleep(0.3);
@@ -216,7 +245,7 @@ static int dirs_of_pid(pid_t pid)
 {
 	char dir[PATH_MAX];
 
-	if (!rgt_kernel())
+	if (!rgt_dirs())
 		return 0;
 	rgt_cg_dir(sg, dir, sizeof(dir));
 	return rgt_count_groups(dir, pid);
@@ -266,10 +295,10 @@ static void rule3_process_end(void)
 	pid_t k = child_with_groups(1, &fd);
 	CHECK(read(fd, &c, 1) == 1, "child made its groups");
 	close(fd);
-	CHECK(!rgt_kernel() || dirs_of_pid(k) == 2, "the child's two groups exist (%d)", dirs_of_pid(k));
+	CHECK(!rgt_dirs() || dirs_of_pid(k) == 2, "the child's two groups exist (%d)", dirs_of_pid(k));
 	kill(k, SIGKILL);
 	waitpid(k, &status, 0);
-	CHECK(!rgt_kernel() || dirs_of_pid(k) == 2, "SIGKILL leaves the directories (nobody ran)");
+	CHECK(!rgt_dirs() || dirs_of_pid(k) == 2, "SIGKILL leaves the directories (nobody ran)");
 	/* The next rgroup process here cleans up at its first group. */
 	pid_t n = child_with_groups(0, &fd);
 	CHECK(read(fd, &c, 1) == 1, "next child made its groups");
@@ -280,33 +309,47 @@ static void rule3_process_end(void)
 	CHECK(dirs_of_pid(n) == 0, "and left none of its own");
 }
 
+/* The kernel's weight for thread tid's group (library group id): the
+ * cgroupfs file, or the native kernel's nice; -1 for the governor. */
+static long long kernel_weight(pid_t tid, rgroup_id_t id)
+{
+	struct rgroup__kgroup g;
+	char path[PATH_MAX];
+
+	if (rgt_sg.native)
+		return rgt_kgroup(tid, &g) == 0 && g.id ? (long long)rgroup_nice_to_weight(g.nice) : -2;
+	if (!rgt_kernel())
+		return -1;
+	expected_path(id, path, sizeof(path));
+	return rgt_cg_weight(path);
+}
+
 /* Rule 5: PRIO_RGRP reads and sets the nice-value weight of the rgroup
  * of thread tid; clamped; EINVAL outside rgroups; ESRCH for foreign tids. */
 static void rule5_prio_rgrp(void)
 {
 	struct rgt_worker kid = { .new_group = 1 };
 	struct rgt_worker t = { .nkids = 1, .kids = &kid, .set_nice = 1, .nice = 5 };
-	char path[PATH_MAX];
 
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
 	CHECK(t.err == 0, "PRIO_RGRP from inside: %s", strerror(t.err));
 	errno = 0;
 	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 5 && errno == 0, "get = 5");
-	expected_path(group_of(t.tid), path, sizeof(path));
-	CHECK(!rgt_kernel() || rgt_cg_weight(path) == 335, "kernel weight %lld, expected 335 (nice 5)", rgt_cg_weight(path));
+	long long w = kernel_weight(t.tid, group_of(t.tid));
+	CHECK(w == -1 || w == 335, "kernel weight %lld, expected 335 (nice 5)", w);
 
 	static const struct { int set, want; long long weight; } table[] = {
 		{ 0, 0, 1024 }, { -20, -20, 88761 }, { 19, 19, 15 },
 		{ 100, 19, 15 }, { -100, -20, 88761 }, { 7, 7, 215 },
 	};
-	expected_path(group_of(kid.tid), path, sizeof(path));
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, table[i].set) == 0,
 		      "nested set %d: %s", table[i].set, strerror(errno));
 		CHECK(rgroup_getpriority(PRIO_RGRP, kid.tid) == table[i].want,
 		      "nested set %d reads %d", table[i].set, rgroup_getpriority(PRIO_RGRP, kid.tid));
-		CHECK(!rgt_kernel() || rgt_cg_weight(path) == table[i].weight, "set %d: kernel weight %lld, expected %lld",
-		      table[i].set, rgt_cg_weight(path), table[i].weight);
+		w = kernel_weight(kid.tid, group_of(kid.tid));
+		CHECK(w == -1 || w == table[i].weight, "set %d: kernel weight %lld, expected %lld",
+		      table[i].set, w, table[i].weight);
 	}
 
 	errno = 0;
@@ -444,7 +487,7 @@ static void rule6_permission(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
-struct fork_res { char cg[PATH_MAX]; int ok_none, ok_new; };
+struct fork_res { char cg[PATH_MAX]; int ok_none, ok_new; uint64_t kid; };
 
 static void *forker(void *p)
 {
@@ -458,6 +501,8 @@ static void *forker(void *p)
 		int fd = open("/proc/thread-self/cgroup", O_RDONLY);
 		(void)fd;
 		rgt_thread_cgroup(0, res->cg, sizeof(res->cg));
+		struct rgroup__kgroup kg = { 0 };
+		res->kid = rgt_sg.native && rgt_kgroup(0, &kg) < 0 ? ~0ull : kg.id;
 		res->ok_none = rgroup_of(0, &id) == 0 && id == 0;
 		res->ok_new = rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &(pid_t){0}) == 0;
 		if (res->ok_new)
@@ -483,6 +528,7 @@ static void rule7_fork(void)
 	CHECK(child != NULL, "the child ran");
 	CHECK(!rgt_kernel() || strcmp(res->cg, sg) == 0, "child began in %s, expected the sgroup %s", res->cg, sg);
 	CHECK(res->ok_none, "the child is in no rgroup");
+	CHECK(res->kid == 0, "the child is in no kernel rgroup (%llu)", (unsigned long long)res->kid);
 	CHECK(res->ok_new, "the child can make rgroups of its own");
 	CHECK(dirs_of_pid((pid_t)(intptr_t)child) == 0, "the child's groups are gone");
 	munmap(res, sizeof(*res));
@@ -543,6 +589,7 @@ static void rule7_exec(void)
 	char want[PATH_MAX + 16];
 	snprintf(want, sizeof(want), "cgroup %s\n", sg);
 	CHECK(!rgt_kernel() || strstr(out, want) != NULL, "the new program starts in the sgroup: got '%s', want '%s'", out, want);
+	CHECK(strstr(out, "rgroup 0\n") != NULL, "the new program is in no kernel rgroup: '%s'", out);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec'd program status %#x", status);
 	CHECK(dirs_of_pid(pid) == 0, "no directory of the exec'd process is left (%d)", dirs_of_pid(pid));
 }
@@ -640,6 +687,8 @@ static void rule7_spawn(void)
 		CHECK(res->rc[i] == 0, "%s returned %#x", what[i], res->rc[i]);
 		CHECK(!rgt_kernel() || strstr(res->out[i], want) != NULL,
 		      "%s: the child starts in the sgroup: got '%s', want '%s'", what[i], res->out[i], want);
+		CHECK(strstr(res->out[i], "rgroup 0\n") != NULL, "%s: the child is in no kernel rgroup: '%s'",
+		      what[i], res->out[i]);
 		CHECK(strstr(res->out[i], "nice 3\n") != NULL, "%s: the child has the spawner's nice: '%s'",
 		      what[i], res->out[i]);
 		/* (sh clears its signal mask, so only posix_spawn's own child
@@ -649,40 +698,6 @@ static void rule7_spawn(void)
 	}
 	munmap(res, sizeof(*res));
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
-}
-
-/* Rule 9: the sgroup is as the administrator left it. */
-static void rule9_sgroup_untouched(void)
-{
-	if (!rgt_kernel()) {
-		fprintf(stderr, "  governor: touches no cgroup at all\n");
-		return;
-	}
-	char dir[PATH_MAX + 32], before[256] = "", after[256] = "";
-	const char *file = rgt_sg.v2 ? "cgroup.subtree_control" : "cpu.shares";
-	rgt_cg_dir(sg, dir, sizeof(dir));
-	strcat(dir, "/");
-	strcat(dir, file);
-	rgt_read(dir, before, sizeof(before));
-	struct rgt_worker t = { .set_nice = 1, .nice = 3 };
-	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
-	struct rgroup_info in;
-	info_of(group_of(t.tid), &in);
-	pid_t p;
-	uint64_t s, id;
-	CHECK(rgroup__parse_dirname(in.name, &p, &s, &id) == 0 && p == getpid(),
-	      "the directory is recognisably ours: %s", in.name);
-	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
-	rgt_read(dir, after, sizeof(after));
-	CHECK(strcmp(before, after) == 0, "%s before '%s' after '%s'", file, before, after);
-	if (rgt_sg.v2) {
-		char type[64] = "";
-		rgt_cg_dir(sg, dir, sizeof(dir));
-		strcat(dir, "/cgroup.type");
-		rgt_read(dir, type, sizeof(type));
-		CHECK(strcmp(type, "domain\n") == 0, "the sgroup is a plain domain again: %s", type);
-	}
 }
 
 static int count_dirs(void)
@@ -700,6 +715,44 @@ static int count_dirs(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Rule 9: the sgroup is as the administrator left it. */
+static void rule9_sgroup_untouched(void)
+{
+	if (!rgt_kernel()) {
+		fprintf(stderr, "  governor: touches no cgroup at all\n");
+		return;
+	}
+	char dir[PATH_MAX + 32], before[256] = "", after[256] = "";
+	const char *file = rgt_sg.v2 ? "cgroup.subtree_control" : "cpu.shares";
+	rgt_cg_dir(sg, dir, sizeof(dir));
+	strcat(dir, "/");
+	strcat(dir, file);
+	rgt_read(dir, before, sizeof(before));
+	int dirs_before = count_dirs();
+	struct rgt_worker t = { .set_nice = 1, .nice = 3 };
+	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
+	struct rgroup_info in;
+	info_of(group_of(t.tid), &in);
+	pid_t p;
+	uint64_t s, id;
+	CHECK(!rgt_dirs() || (rgroup__parse_dirname(in.name, &p, &s, &id) == 0 && p == getpid()),
+	      "the directory is recognisably ours: %s", in.name);
+	CHECK(rgt_dirs() || count_dirs() == dirs_before,
+	      "the native kernel's rgroup is not in cgroupfs (%d directories, %d before)",
+	      count_dirs(), dirs_before);
+	rgt_worker_stop(&t);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	rgt_read(dir, after, sizeof(after));
+	CHECK(strcmp(before, after) == 0, "%s before '%s' after '%s'", file, before, after);
+	if (rgt_sg.v2) {
+		char type[64] = "";
+		rgt_cg_dir(sg, dir, sizeof(dir));
+		strcat(dir, "/cgroup.type");
+		rgt_read(dir, type, sizeof(type));
+		CHECK(strcmp(type, "domain\n") == 0, "the sgroup is a plain domain again: %s", type);
+	}
 }
 
 /* Bad input: a clear error, nothing created, and the next call works. */
@@ -728,7 +781,7 @@ static void bad_input(void)
 	CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "no group left (%d dirs, %d listed)",
 	      count_dirs() - before, rgroup_list(NULL, 0));
 
-	if (rgt_sg.v2 && !rgt_sg.delegated) {
+	if (rgt_sg.v2 && !rgt_sg.native && !rgt_sg.delegated) {
 		/* cgroup.max.descendants: the kernel refuses the directory (a
 		 * delegated user cannot write it: the root runs cover this). */
 		char file[PATH_MAX + 32];
@@ -814,13 +867,16 @@ int main(int argc, char **argv)
 		int fd = atoi(argv[2]);
 		if (rgt_read("/proc/self/cgroup", text, sizeof(text)) >= 0) {
 			const char *be = getenv("RGROUP_BACKEND");
-			rgroup__parse_proc_cgroup(text, be && !strcmp(be, "cgroup2") ? NULL : "cpu",
-						  path, sizeof(path));
+			int v2 = be && (!strcmp(be, "cgroup2") || !strcmp(be, "native"));
+			rgroup__parse_proc_cgroup(text, v2 ? NULL : "cpu", path, sizeof(path));
 		}
 		sigset_t cur;
 		pthread_sigmask(SIG_SETMASK, NULL, &cur);
-		dprintf(fd, "cgroup %s\nnice %d\nusr1-blocked %d\n", path,
-			getpriority(PRIO_PROCESS, 0), sigismember(&cur, SIGUSR1));
+		struct rgroup__kgroup kg = { 0 };
+		rgt_kgroup(0, &kg);   /* no such file but on the native kernel: 0 */
+		dprintf(fd, "cgroup %s\nnice %d\nusr1-blocked %d\nrgroup %llu\n", path,
+			getpriority(PRIO_PROCESS, 0), sigismember(&cur, SIGUSR1),
+			(unsigned long long)kg.id);
 		return 0;
 	}
 	self_exe = "/proc/self/exe";

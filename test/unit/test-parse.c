@@ -720,6 +720,52 @@ static void test_stat_cpu(void **state)
 	}
 }
 
+/* ---- the native kernel's /proc/PID/task/TID/rgroup --------------------------- */
+
+static void test_kgroup(void **state)
+{
+	static const struct {
+		const char *name, *text;
+		int ret;
+		struct rgroup__kgroup g;
+	} cases[] = {
+		{ "in none", "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0 } },
+		{ "nested", "17 16 2 5 123456789 1\n", 0, { 17, 16, 2, 5, 123456789, 1 } },
+		{ "nice -20", "3 0 1 -20 0 1\n", 0, { 3, 0, 1, -20, 0, 1 } },
+		{ "nice 19, no newline", "3 0 1 19 0 0", 0, { 3, 0, 1, 19, 0, 0 } },
+		{ "fields appended", "9 0 1 0 5 1 77 x\n", 0, { 9, 0, 1, 0, 5, 1 } },
+		{ "depth 32", "9 8 32 0 5 1\n", 0, { 9, 8, 32, 0, 5, 1 } },
+		{ "depth 33", "9 8 33 0 5 1\n", -EINVAL, { 0 } },
+		{ "nice 20", "3 0 1 20 0 1\n", -EINVAL, { 0 } },
+		{ "nice -21", "3 0 1 -21 0 1\n", -ERANGE, { 0 } },
+		{ "attached 2", "3 0 1 0 0 2\n", -EINVAL, { 0 } },
+		{ "five fields", "3 0 1 0 0\n", -EINVAL, { 0 } },
+		{ "two spaces", "3  0 1 0 0 1\n", -EINVAL, { 0 } },
+		{ "negative id", "-3 0 1 0 0 1\n", -EINVAL, { 0 } },
+		{ "id overflow", "18446744073709551616 0 1 0 0 1\n", -ERANGE, { 0 } },
+		{ "junk after", "3 0 1 0 0 1x\n", -EINVAL, { 0 } },
+		{ "empty", "", -EINVAL, { 0 } },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rgroup__kgroup g = { 42, 42, 42, 42, 42, 42 };
+		int r = rgroup__parse_kgroup(cases[i].text, &g);
+
+		if (r != cases[i].ret)
+			fail_msg("case \"%s\": returned %d, expected %d", cases[i].name, r, cases[i].ret);
+		const struct rgroup__kgroup *w = &cases[i].g;
+
+		if (r == 0 && (g.id != w->id || g.parent != w->parent || g.depth != w->depth ||
+			       g.nice != w->nice || g.usage_ns != w->usage_ns || g.attached != w->attached))
+			fail_msg("case \"%s\": id %" PRIu64 " parent %" PRIu64 " depth %u nice %d "
+				 "usage %" PRIu64 " attached %d", cases[i].name, g.id, g.parent, g.depth,
+				 g.nice, g.usage_ns, g.attached);
+		if (r < 0 && g.id != 42)
+			fail_msg("case \"%s\": output written on failure", cases[i].name);
+	}
+}
+
 /* ---- directory names ------------------------------------------------------- */
 
 static void test_dirname_roundtrip(void **state)
@@ -1105,6 +1151,7 @@ int main(void)
 		cmocka_unit_test(test_tids_malformed),
 		cmocka_unit_test(test_stat_starttime),
 		cmocka_unit_test(test_stat_cpu),
+		cmocka_unit_test(test_kgroup),
 		cmocka_unit_test(test_dirname_roundtrip),
 		cmocka_unit_test(test_dirname_format_errors),
 		cmocka_unit_test(test_dirname_parse_rejects),
