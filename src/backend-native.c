@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fault.h"
 #include "locate.h"
 #include "native-uapi.h"
 #include "parse.h"
@@ -63,8 +64,9 @@ static int nat_birth(void *priv, struct rgroup__node *n, int fresh, pthread_t *t
 {
 	int r;
 
-	if (fresh && prctl(PR_RGROUP, PR_RGROUP_SET_NEXT_NEW, 1, 0, 0) < 0)
-		return errno;
+	if (fresh && ((r = rgroup__fault()) < 0 ||
+		      prctl(PR_RGROUP, PR_RGROUP_SET_NEXT_NEW, 1, 0, 0) < 0))
+		return r < 0 ? -r : errno;
 	r = pthread_create(thread, attr, start, arg);
 	/* The request is consumed by the clone, but pthread_create() can
 	 * fail before it clones (no stack): then it must not stay pending. */
@@ -100,6 +102,7 @@ static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
 {
 	pid_t where;
 	unsigned long flags = 0;
+	int r;
 
 	if (!n || tid != rgroup__self_tid())
 		return -EOPNOTSUPP;   /* the kernel moves no thread */
@@ -110,6 +113,9 @@ static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
 		if (n->parent && !where)
 			return -EOPNOTSUPP;
 	}
+	r = rgroup__fault();
+	if (r < 0)
+		return r;
 	if (prctl(PR_RGROUP, PR_RGROUP_ENTER, (unsigned long)where, flags, 0) < 0)
 		return -errno;
 	return 0;
@@ -118,7 +124,10 @@ static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
 static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
 	pid_t tid = member(n);
+	int r = rgroup__fault();
 
+	if (r < 0)
+		return r;
 	if (!tid)
 		return -ESRCH;
 	if (setpriority(PRIO_RGRP, (id_t)tid, nice) < 0)

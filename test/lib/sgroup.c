@@ -293,6 +293,75 @@ int rgt_dirs(void)
 	return !rgt_sg.gov && !rgt_sg.native;
 }
 
+/* The cgroup path of rgroup id's directory: sgpath and its chain's names.
+ * 0, or -1 if a group of the chain is unknown. */
+static int chain_path(const char *sgpath, rgroup_id_t id, char *out, size_t len)
+{
+	char names[40][64];
+	int n = 0;
+
+	for (rgroup_id_t at = id; at && n < 40; n++) {
+		struct rgroup_info up = { .sz = sizeof(up) };
+
+		if (rgroup_info(at, &up) < 0)
+			return -1;
+		snprintf(names[n], sizeof(names[n]), "%s", up.name);
+		at = up.parent;
+	}
+	snprintf(out, len, "%s", sgpath);
+	while (n--) {
+		strncat(out, "/", len - strlen(out) - 1);
+		strncat(out, names[n], len - strlen(out) - 1);
+	}
+	return 0;
+}
+
+long long rgt_kernel_weight(const char *sgpath, pid_t tid, rgroup_id_t id)
+{
+	struct rgroup__kgroup g;
+	char path[PATH_MAX];
+
+	if (rgt_sg.native)
+		return rgt_kgroup(tid, &g) == 0 && g.id ? (long long)rgroup_nice_to_weight(g.nice) : -2;
+	if (!rgt_kernel())
+		return -1;
+	if (chain_path(sgpath, id, path, sizeof(path)) < 0)
+		return -2;
+	return rgt_cg_weight(path);
+}
+
+int rgt_kernel_agrees(const char *sgpath, pid_t tid, rgroup_id_t id, char *why, size_t len)
+{
+	char want[PATH_MAX] = "", got[PATH_MAX] = "";
+	struct rgroup_info in = { .sz = sizeof(in) };
+	struct rgroup__kgroup g = { 0 };
+	unsigned long long kid = 0;
+
+	if (!rgt_kernel())
+		return 1;
+	if (rgt_thread_cgroup(tid, got, sizeof(got)) < 0)
+		return snprintf(why, len, "cannot read thread %d's cgroup", (int)tid), 0;
+	if (id && rgroup_info(id, &in) < 0)
+		return snprintf(why, len, "no rgroup %llu", (unsigned long long)id), 0;
+	if (rgt_sg.native) {
+		if (rgt_kgroup(tid, &g) < 0)
+			return snprintf(why, len, "cannot read thread %d's /proc rgroup", (int)tid), 0;
+		if (id && sscanf(in.name, "kernel rgroup %llu", &kid) != 1)
+			return snprintf(why, len, "rgroup %llu has no kernel id ('%s')",
+					(unsigned long long)id, in.name), 0;
+		if (g.id != kid || (id && g.depth != in.depth) || strcmp(got, sgpath) != 0)
+			return snprintf(why, len, "thread %d: kernel rgroup %llu depth %u (library: %llu "
+					"depth %u), cgroup %s (the system group %s)", (int)tid,
+					(unsigned long long)g.id, g.depth, kid, in.depth, got, sgpath), 0;
+		return 1;
+	}
+	if (chain_path(sgpath, id, want, sizeof(want)) < 0)
+		return snprintf(why, len, "a group of rgroup %llu's chain is gone", (unsigned long long)id), 0;
+	if (strcmp(want, got) != 0)
+		return snprintf(why, len, "thread %d is in %s, expected %s", (int)tid, got, want), 0;
+	return 1;
+}
+
 int rgt_kgroup(pid_t tid, struct rgroup__kgroup *g)
 {
 	char file[64], text[256];

@@ -119,6 +119,17 @@ int rgt_dirs(void);
  * /proc/self/task/TID/rgroup: 0, or -errno (-ENOENT: no such file, not a
  * native kernel). */
 int rgt_kgroup(pid_t tid, struct rgroup__kgroup *g);
+/* Does the kernel hold thread tid where the library says, in its group id
+ * (0: in none)? cgroup backends: the directory of the group's chain below
+ * the system group the process is in (sgpath); native: the kernel rgroup
+ * of the same id (rgroup_info's name) and depth, and the system group
+ * itself in cgroupfs; the governor has no kernel view (always 1). 1, or 0
+ * with what the kernel says in why. */
+int rgt_kernel_agrees(const char *sgpath, pid_t tid, rgroup_id_t id, char *why, size_t len);
+/* The kernel's weight for thread tid's group (library group id, below the
+ * system group sgpath): the cgroupfs file, or the native kernel's nice; -1
+ * for the governor (no kernel view), -2 when it cannot be read. */
+long long rgt_kernel_weight(const char *sgpath, pid_t tid, rgroup_id_t id);
 
 /* ---- Threads that do something until told to stop ------------------- */
 

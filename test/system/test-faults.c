@@ -125,7 +125,9 @@ static void every_call_fails_in_turn(void)
 	fprintf(stderr, "  %ld failure points tried (errors rotating over %d errnos); all covered: %s\n",
 		fired, NERRS, covered ? "yes" : "no");
 	CHECK(covered, "the scenario still reached a fault at k=%d", k);
-	CHECK(fired >= 10, "only %ld failure points: the hooks are not reached", fired);
+	/* The cgroup backends make many cgroupfs calls; the native kernel's
+	 * points are the two groups, their births and weights. */
+	CHECK(fired >= (rgt_dirs() ? 10 : 6), "only %ld failure points: the hooks are not reached", fired);
 	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed at the end");
 }
 

@@ -18,17 +18,16 @@ static int rgroup_dirs_in(const char *cgpath)
 	return rgt_count_groups(dir, 0);
 }
 
-/* Where the tree should be under sgroup base: "<base>/<g1>" and
- * "<base>/<g1>/<g2>". */
+/* Is the tree where the kernel should hold it below system group base:
+ * t in g1, kid in g2 (directories <base>/<g1>/<g2> on the cgroup
+ * backends; the same kernel rgroups, and base in cgroupfs, natively)? */
 static int tree_in_place(const char *base, const struct rgt_worker *t, const struct rgt_worker *kid,
-			 const char *n1, const char *n2)
+			 rgroup_id_t g1, rgroup_id_t g2)
 {
-	char want1[PATH_MAX], want2[PATH_MAX], got1[PATH_MAX] = "", got2[PATH_MAX] = "";
-	snprintf(want1, sizeof(want1), "%s/%s", base, n1);
-	snprintf(want2, sizeof(want2), "%s/%s/%s", base, n1, n2);
-	rgt_thread_cgroup(t->tid, got1, sizeof(got1));
-	rgt_thread_cgroup(kid->tid, got2, sizeof(got2));
-	return strcmp(want1, got1) == 0 && strcmp(want2, got2) == 0;
+	char why[2 * PATH_MAX + 128];
+
+	return rgt_kernel_agrees(base, t->tid, g1, why, sizeof(why)) &&
+	       rgt_kernel_agrees(base, kid->tid, g2, why, sizeof(why));
 }
 
 /* A member made with plain pthread_create() by a thread of g1. */
@@ -65,12 +64,12 @@ static void rule8_migration(void)
 	rgroup_of(t.tid, &g1);
 	rgroup_of(kid.tid, &g2);
 	CHECK(rgroup_info(g1, &i1) == 0 && rgroup_info(g2, &i2) == 0, "info");
-	CHECK(tree_in_place(sga, &t, &kid, i1.name, i2.name), "the tree is in A");
+	CHECK(tree_in_place(sga, &t, &kid, g1, g2), "the tree is in A");
 	/* A plain thread inside an rgroup of its own: a member too (rule 1). */
 	struct plain_kid pk = { 0 };
 	pthread_t pt;
 	rgroup_id_t pg = 0;
-	char want[PATH_MAX], where[PATH_MAX] = "";
+	char where[2 * PATH_MAX + 128] = "";
 	struct rgroup_info pi = { .sz = sizeof(pi) };
 	CHECK(rgroup_thread_create(&pt, NULL, RGROUP_NEW, plain_parent_main, &pk) == 0, "plain member's parent");
 	while (!__atomic_load_n(&pk.tid, __ATOMIC_ACQUIRE))
@@ -83,7 +82,7 @@ static void rule8_migration(void)
 	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
 	double t0 = rgt_now(), took = -1;
 	while (rgt_now() - t0 < 3.0) {
-		if (tree_in_place(sgb, &t, &kid, i1.name, i2.name) && rgroup_dirs_in(sga) == 0) {
+		if (tree_in_place(sgb, &t, &kid, g1, g2) && rgroup_dirs_in(sga) == 0) {
 			took = rgt_now() - t0;
 			break;
 		}
@@ -92,31 +91,27 @@ static void rule8_migration(void)
 	fprintf(stderr, "  tree rebuilt in B after %.3f s\n", took);
 	CHECK(took >= 0 && took <= 1.0, "rebuilt within 1 s (%.3f s)", took);
 	CHECK(rgroup_dirs_in(sga) == 0, "nothing left in A (%d)", rgroup_dirs_in(sga));
-	snprintf(want, sizeof(want), "%s/%s", sgb, pi.name);
-	for (double t1 = rgt_now(); rgt_now() - t1 < 1.0; rgt_sleep(0.01)) {
-		rgt_thread_cgroup(pk.tid, where, sizeof(where));
-		if (strcmp(where, want) == 0)
-			break;
-	}
-	CHECK(strcmp(where, want) == 0, "the plain member came along: in '%s', want '%s'", where, want);
+	int along = 0;
+	for (double t1 = rgt_now(); !along && rgt_now() - t1 < 1.0; rgt_sleep(0.01))
+		along = rgt_kernel_agrees(sgb, pk.tid, pg, where, sizeof(where));
+	CHECK(along, "the plain member came along: %s", where);
 	__atomic_store_n(&pk.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(pt, NULL);
 
-	char p1[PATH_MAX], p2[PATH_MAX];
-	snprintf(p1, sizeof(p1), "%s/%s", sgb, i1.name);
-	snprintf(p2, sizeof(p2), "%s/%s/%s", sgb, i1.name, i2.name);
-	CHECK(rgt_cg_weight(p1) == rgroup_nice_to_weight(4), "B's copy of g1 has nice 4's weight (%lld)", rgt_cg_weight(p1));
-	CHECK(rgt_cg_weight(p2) == rgroup_nice_to_weight(-3), "B's copy of g2 has nice -3's weight (%lld)", rgt_cg_weight(p2));
+	long long w1 = rgt_kernel_weight(sgb, t.tid, g1), w2 = rgt_kernel_weight(sgb, kid.tid, g2);
+	CHECK(w1 == rgroup_nice_to_weight(4), "B's copy of g1 has nice 4's weight (%lld)", w1);
+	CHECK(w2 == rgroup_nice_to_weight(-3), "B's copy of g2 has nice -3's weight (%lld)", w2);
 	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 4 && rgroup_getpriority(PRIO_RGRP, kid.tid) == -3,
 	      "PRIO_RGRP values kept");
 	/* The library goes on working in B. */
-	CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, 2) == 0 && rgt_cg_weight(p2) == rgroup_nice_to_weight(2),
-	      "PRIO_RGRP after migration");
+	CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, 2) == 0 &&
+	      rgt_kernel_weight(sgb, kid.tid, g2) == rgroup_nice_to_weight(2), "PRIO_RGRP after migration");
 	struct rgt_worker late = { 0 };
 	CHECK(rgt_worker_start(&late, RGROUP_NEW) == 0, "a new rgroup after migration");
-	char got[PATH_MAX] = "";
-	rgt_thread_cgroup(late.tid, got, sizeof(got));
-	CHECK(strncmp(got, sgb, strlen(sgb)) == 0, "new rgroup made in B (%s)", got);
+	rgroup_id_t gl = 0;
+	char got[2 * PATH_MAX + 128] = "";
+	CHECK(rgroup_of(late.tid, &gl) == 0 && gl && rgt_kernel_agrees(sgb, late.tid, gl, got, sizeof(got)),
+	      "new rgroup made in B: %s", got);
 	rgt_worker_stop(&late);
 	rgt_worker_stop(&t);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");

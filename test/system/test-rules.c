@@ -49,40 +49,11 @@ static void expected_path(rgroup_id_t id, char *out, size_t len)
 	}
 }
 
-/* The native kernel's group of tid is the library's group id: the same
- * kernel id (rgroup_info's name), depth and nice, and nothing of it in
- * cgroupfs (the thread is in the sgroup there). */
-static void check_native_place(pid_t tid, rgroup_id_t id)
-{
-	struct rgroup__kgroup g = { 0 };
-	struct rgroup_info in;
-	unsigned long long kid = 0;
-	char got[PATH_MAX] = "";
-
-	info_of(id, &in);
-	CHECK(rgt_kgroup(tid, &g) == 0 && g.id != 0, "thread %d is in a kernel rgroup", (int)tid);
-	CHECK(sscanf(in.name, "kernel rgroup %llu", &kid) == 1 && kid == g.id,
-	      "thread %d: the library's group '%s' is the kernel's %llu", (int)tid, in.name,
-	      (unsigned long long)g.id);
-	CHECK(g.depth == in.depth && g.nice == in.nice, "thread %d: kernel depth %u nice %d, library %u %d",
-	      (int)tid, g.depth, g.nice, in.depth, in.nice);
-	CHECK(rgt_thread_cgroup(tid, got, sizeof(got)) == 0 && strcmp(got, sg) == 0,
-	      "thread %d is in the sgroup in cgroupfs (%s), the rgroup invisible", (int)tid, got);
-}
-
 static void check_kernel_place(pid_t tid, rgroup_id_t id)
 {
-	char want[PATH_MAX], got[PATH_MAX];
+	char why[2 * PATH_MAX + 128];
 
-	if (rgt_sg.native) {
-		check_native_place(tid, id);
-		return;
-	}
-	if (!rgt_kernel())
-		return; /* the governor has no kernel groups */
-	expected_path(id, want, sizeof(want));
-	CHECK(rgt_thread_cgroup(tid, got, sizeof(got)) == 0, "read cgroup of %d", (int)tid);
-	CHECK(strcmp(want, got) == 0, "thread %d is in %s, expected %s", (int)tid, got, want);
+	CHECK(rgt_kernel_agrees(sg, tid, id, why, sizeof(why)), "%s", why);
 }
 
 static void *plain_main(void *p)
@@ -309,21 +280,6 @@ static void rule3_process_end(void)
 	CHECK(dirs_of_pid(n) == 0, "and left none of its own");
 }
 
-/* The kernel's weight for thread tid's group (library group id): the
- * cgroupfs file, or the native kernel's nice; -1 for the governor. */
-static long long kernel_weight(pid_t tid, rgroup_id_t id)
-{
-	struct rgroup__kgroup g;
-	char path[PATH_MAX];
-
-	if (rgt_sg.native)
-		return rgt_kgroup(tid, &g) == 0 && g.id ? (long long)rgroup_nice_to_weight(g.nice) : -2;
-	if (!rgt_kernel())
-		return -1;
-	expected_path(id, path, sizeof(path));
-	return rgt_cg_weight(path);
-}
-
 /* Rule 5: PRIO_RGRP reads and sets the nice-value weight of the rgroup
  * of thread tid; clamped; EINVAL outside rgroups; ESRCH for foreign tids. */
 static void rule5_prio_rgrp(void)
@@ -335,7 +291,7 @@ static void rule5_prio_rgrp(void)
 	CHECK(t.err == 0, "PRIO_RGRP from inside: %s", strerror(t.err));
 	errno = 0;
 	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 5 && errno == 0, "get = 5");
-	long long w = kernel_weight(t.tid, group_of(t.tid));
+	long long w = rgt_kernel_weight(sg, t.tid, group_of(t.tid));
 	CHECK(w == -1 || w == 335, "kernel weight %lld, expected 335 (nice 5)", w);
 
 	static const struct { int set, want; long long weight; } table[] = {
@@ -347,7 +303,7 @@ static void rule5_prio_rgrp(void)
 		      "nested set %d: %s", table[i].set, strerror(errno));
 		CHECK(rgroup_getpriority(PRIO_RGRP, kid.tid) == table[i].want,
 		      "nested set %d reads %d", table[i].set, rgroup_getpriority(PRIO_RGRP, kid.tid));
-		w = kernel_weight(kid.tid, group_of(kid.tid));
+		w = rgt_kernel_weight(sg, kid.tid, group_of(kid.tid));
 		CHECK(w == -1 || w == table[i].weight, "set %d: kernel weight %lld, expected %lld",
 		      table[i].set, w, table[i].weight);
 	}
