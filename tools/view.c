@@ -326,6 +326,90 @@ static int read_state(struct view *v, uid_t uid)
 	return 1;
 }
 
+/* ---- The native kernel's rgroups -------------------------------------------- */
+
+/*
+ * On a kernel with native rgroups every thread's /proc/PID/task/TID/rgroup
+ * names its group (id, parent, depth, nice, usage of the group and below):
+ * 1 and the groups when the process has any, 0 when not (no such file:
+ * not that kernel; or no thread in an rgroup). Groups that have no thread
+ * of their own (a parent whose threads have all gone) are known from their
+ * children's parent ids only: listed with what those say.
+ */
+static int read_native(struct view *v)
+{
+	int map[VIEW_MAX_GROUPS], found = 0;
+
+	sr.v = v;
+	sr.n = 0;
+	for (int t = 0; t < v->nthreads; t++) {
+		struct rgroup__kgroup kg;
+		char path[64], text[256];
+		int i;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/rgroup", (int)v->pid,
+			 (int)v->threads[t].tid);
+		if (rgroup__read_path(path, text, sizeof(text)) <= 0 ||
+		    rgroup__parse_kgroup(text, &kg) < 0)
+			continue;
+		found = 1;
+		if (!kg.id)
+			continue;
+		for (i = 0; i < sr.n && sr.g[i].id != kg.id; i++)
+			;
+		if (i == sr.n) {
+			if (sr.n == VIEW_MAX_GROUPS)
+				continue;
+			sr.g[sr.n++] = (struct rgroup__state_group){
+				.id = kg.id, .parent = kg.parent, .depth = kg.depth,
+				.nice = kg.nice, .weight = rgroup_nice_to_weight(kg.nice),
+				.dead_ns = kg.usage_ns, .throttled_ns = 0,
+			};
+		}
+		v->threads[t].group = i;
+	}
+	if (!found || !sr.n)
+		return 0;
+	/* Parents with no thread of their own. */
+	for (int i = 0; i < sr.n && sr.n < VIEW_MAX_GROUPS; i++) {
+		int known = sr.g[i].parent == 0;
+
+		for (int k = 0; k < sr.n && !known; k++)
+			known = sr.g[k].id == sr.g[i].parent;
+		if (!known)
+			sr.g[sr.n++] = (struct rgroup__state_group){
+				.id = sr.g[i].parent, .depth = sr.g[i].depth - 1,
+				.weight = rgroup_nice_to_weight(0),
+				/* its parent: unknown here, shown at the top */
+			};
+	}
+	for (int i = 0; i < sr.n; i++)
+		map[i] = -1;
+	v->ngroups = 0;
+	state_order(v, 0, -1, 1, map);
+	for (int t = 0; t < v->nthreads; t++) {
+		struct view_thread *th = &v->threads[t];
+
+		th->group = th->group >= 0 ? map[th->group] : -1;
+		if (th->group >= 0)
+			v->groups[th->group].nthreads++;
+	}
+	for (int i = 0; i < v->ngroups; i++) {
+		v->groups[i].throttled_s = -1;
+		snprintf(v->groups[i].name, sizeof(v->groups[i].name), "rgroup#%llu",
+			 (unsigned long long)v->groups[i].id);
+	}
+	v->v2 = 1;     /* the kernel's usage covers the nested groups */
+	v->backend = "native";
+	{
+		struct rgroup__cgloc loc;
+
+		if (rgroup__cg_locate(v->pid, NULL, &loc, NULL, 0) == 0)
+			snprintf(v->sgroup, sizeof(v->sgroup), "%s", loc.dir);
+	}
+	return 1;
+}
+
 /* ---- cgroupfs ------------------------------------------------------------ */
 
 /* The process's sgroup directory on one hierarchy (rgroup path components
@@ -482,7 +566,7 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 		return r;
 	if (read_threads(v) < 0)
 		return rgroup__why(why, len, VIEW_ENOPROC, "no process with PID %d", (int)pid);
-	if (!read_state(v, uid) && (r = read_cgroups(v, why, len)) != 0)
+	if (!read_native(v) && !read_state(v, uid) && (r = read_cgroups(v, why, len)) != 0)
 		return r;
 	add_up(v);
 	/* More nodes than the model holds: shares unknown (-1), the rest stands. */

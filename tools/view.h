@@ -17,6 +17,10 @@
  * Its groups' CPU time is, as on cgroup v1, the live members' CPU times
  * from /proc, plus what the file says exited members used.
  *
+ * On a kernel with native rgroups nothing is in cgroupfs either: each
+ * thread's /proc/PID/task/TID/rgroup names its group, its parent, depth,
+ * nice and the group's CPU time, which is read first.
+ *
  * Ideal shares come from the reference model (src/model.h): one pool node
  * for the sgroup holding, as the process sees it, its plain threads (those
  * in no rgroup, at their own nice weight) and its top-level rgroups (at
@@ -65,7 +69,7 @@ struct view {
 	char comm[64];          /* its command name ("?" if unreadable) */
 	int v2;                 /* 1: cgroup v2, 0: cgroup v1 cpu */
 	int gov;                /* 1: the governor's state file, not cgroupfs */
-	const char *backend;    /* "cgroup1", "cgroup2" or "governor" */
+	const char *backend;    /* "cgroup1", "cgroup2", "governor" or "native" */
 	char sgroup[PATH_MAX];  /* the sgroup's directory (cgroup backends) */
 	char state[PATH_MAX];   /* the state file (governor) */
 	double state_age_s;     /* how long ago the governor wrote it */

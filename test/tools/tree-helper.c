@@ -48,8 +48,22 @@ static unsigned int describe(FILE *f, pid_t tid)
 	if (info.parent && rgroup_info(info.parent, &pinfo) < 0)
 		exit(1);
 	/* A backend without directories (the governor) names no group; the
-	 * tool shows the name such a directory would have. */
-	if (!info.name[0])
+	 * tool shows the name such a directory would have. The native
+	 * kernel's groups are shown by the kernel's ids (the library's
+	 * rgroup_info names them "kernel rgroup ID"). */
+	if (rgt_sg.native) {
+		unsigned long long kid = 0, pkid = 0;
+
+		if (sscanf(info.name, "kernel rgroup %llu", &kid) != 1 ||
+		    (info.parent && sscanf(pinfo.name, "kernel rgroup %llu", &pkid) != 1)) {
+			fprintf(stderr, "tree-helper: no kernel id for group %llu ('%s')\n",
+				(unsigned long long)info.id, info.name);
+			exit(1);
+		}
+		snprintf(info.name, sizeof(info.name), "rgroup#%llu", kid);
+		info.id = kid;
+		info.parent = pkid;
+	} else if (!info.name[0])
 		rgroup__format_dirname(info.name, sizeof(info.name), getpid(),
 				       rgroup__starttime(0), info.id);
 	fprintf(f, "group %s {\"name\":\"%s\",\"id\":%llu,\"parent\":%llu,\"depth\":%u,"
@@ -144,7 +158,7 @@ int main(int argc, char **argv)
 		int grouped = (int)(describe(f, a.tid) + describe(f, b.tid) + describe(f, c.tid));
 
 		fprintf(f, "pid %d\nplain %d\n", (int)getpid(),
-			rgt_sg.gov ? all_threads() - grouped : sgroup_threads(sg));
+			rgt_dirs() ? sgroup_threads(sg) : all_threads() - grouped);
 		if (rgt_sg.gov)
 			state_fact(f);
 	}

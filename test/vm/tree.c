@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tree - `rgroup tree` against a process with a known rgroup tree, on the
- * hierarchy RGROUP_BACKEND names. The VM runs it on cgroup v2; the tools
+ * hierarchy RGROUP_BACKEND names. The VM runs it on cgroup v2 and on the
+ * native kernel (groups from /proc, the sgroup on cgroup v2); the tools
  * suite covers cgroup1 (test/tools/test-tree-top.sh, with `top`).
  *
  * usage: tree RGROUP TREE-HELPER [CASE]
@@ -165,7 +166,8 @@ static void tree_json(void)
 	CHECK(strstr(out, cg) != NULL, "no %s", cg);
 	snprintf(want, sizeof(want), "\"plain\":{\"threads\":%d,", plain);
 	CHECK(strstr(out, want) != NULL, "expected %s", want);
-	for (const char *p = out; (p = strstr(p, "\n{\"name\":\"rgroup-")); p++)
+	/* "rgroup-PID-START-ID" directories; the native kernel's "rgroup#ID". */
+	for (const char *p = out; (p = strstr(p, "\n{\"name\":\"rgroup")); p++)
 		lines++;
 	CHECK(lines == nfacts, "%d groups shown, %d made", lines, nfacts);
 	for (int i = 0; i < nfacts; i++) {
@@ -242,11 +244,11 @@ int main(int argc, char **argv)
 	}
 	tool = argv[1];
 	helper = argv[2];
-	if (!be || (strcmp(be, "cgroup2") && strcmp(be, "cgroup1")))
-		rgt_skip_all("RGROUP_BACKEND is not cgroup2 or cgroup1: the harness names the hierarchy");
+	if (!be || (strcmp(be, "cgroup2") && strcmp(be, "cgroup1") && strcmp(be, "native")))
+		rgt_skip_all("RGROUP_BACKEND is not cgroup2, cgroup1 or native: the harness names the hierarchy");
 	if (geteuid() != 0)
 		rgt_skip_all("needs root: the helper makes a system group of its own");
-	v2 = strcmp(be, "cgroup2") == 0;
+	v2 = strcmp(be, "cgroup2") == 0 || strcmp(be, "native") == 0;
 	start_helper();
 	r = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc - 2, argv + 2);
 	stop_helper();
