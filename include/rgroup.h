@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define RGROUP_VERSION_MAJOR 0
-#define RGROUP_VERSION_MINOR 1
+#define RGROUP_VERSION_MINOR 2
 
 /* Flag for rgroup_thread_create(): start the thread in a new rgroup nested
  * under the creating thread's own group (the analogue of CLONE_NEWRGRP). */
