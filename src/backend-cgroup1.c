@@ -70,10 +70,20 @@ static int c1_create(void *priv, struct rgroup__node *n)
 /* cpuacct counts usage only where it shares the hierarchy with cpu
  * ("cpu,cpuacct"); elsewhere the core adds up thread clocks. Whether it
  * does is a property of the mount: found out once. */
+static int has_cpuacct = -1;
+
+static int c1_counts_exited(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+
+	if (has_cpuacct < 0)
+		has_cpuacct = faccessat(cg->sgroupfd, "cpuacct.usage", F_OK, 0) == 0;
+	return has_cpuacct;
+}
+
 static int c1_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 {
 	struct rgroup__cg *cg = priv;
-	static int has_cpuacct = -1;
 	char buf[64], path[PATH_MAX];
 	int r;
 
@@ -104,6 +114,7 @@ const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.destroy = rgroup__cg_destroy,
 	.evacuate = rgroup__cg_evacuate,
 	.usage = c1_usage,
+	.counts_exited = c1_counts_exited,
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = rgroup__cg_fork_child,

@@ -221,6 +221,12 @@ static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 	return 0;
 }
 
+/* cpu.stat's usage_usec counts every thread the group ever had. */
+static int c2_counts_exited(void *priv)
+{
+	return 1;
+}
+
 const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.name = "cgroup2",
 	.priv = &cg2,
@@ -236,6 +242,7 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.destroy = c2_destroy,
 	.evacuate = rgroup__cg_evacuate,
 	.usage = c2_usage,
+	.counts_exited = c2_counts_exited,
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = rgroup__cg_fork_child,
