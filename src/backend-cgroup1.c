@@ -45,10 +45,10 @@ static int c1_probe(void *priv, char *why, size_t len)
 
 static int c1_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	char buf[16];
+	char buf[24];
 
-	snprintf(buf, sizeof(buf), "%u", rgroup__nice_to_weight(nice));
-	return rgroup__cg_node_write(priv, n, &rgroup__cg_node(n)->weightfd, "cpu.shares", buf);
+	return rgroup__cg_node_write(priv, n, &rgroup__cg_node(n)->weightfd, "cpu.shares",
+				     rgroup__cg_itoa(buf, rgroup__nice_to_weight(nice)));
 }
 
 static int c1_create(void *priv, struct rgroup__node *n)

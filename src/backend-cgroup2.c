@@ -146,16 +146,15 @@ static void release_cpu(struct rgroup__cg *cg)
 static int c2_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
 	struct rgroup__cg *cg = priv;
-	char buf[16];
+	char buf[24];
 
 	/* cpu.weight.nice when the kernel has it (4.17+), else cpu.weight,
 	 * which rounds to 1/100 of nice 0's weight. */
-	if (cg->weight_nice) {
-		snprintf(buf, sizeof(buf), "%d", nice);
-		return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight.nice", buf);
-	}
-	snprintf(buf, sizeof(buf), "%u", rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
-	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight", buf);
+	if (cg->weight_nice)
+		return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight.nice",
+					     rgroup__cg_itoa(buf, nice));
+	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight",
+				     rgroup__cg_itoa(buf, rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice))));
 }
 
 static int c2_create(void *priv, struct rgroup__node *n)

@@ -83,6 +83,10 @@ int rgroup__cg_open(int dirfd, const char *file, int flags);
 int rgroup__cg_write(int dirfd, const char *file, const char *val);
 int rgroup__cg_write_fd(int fd, const char *val);
 int rgroup__cg_write_int(int fd, long long val);
+/* val in decimal into buf (24 bytes); returns buf. Async-signal-safe
+ * (fork child, vfork child), and cheap: weight writes are a hot path
+ * (PRIO_RGRP), where snprintf() cost 7%. */
+char *rgroup__cg_itoa(char *buf, long long val);
 /* Reads the whole file (NUL-terminated); returns length or -errno. */
 int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
 int rgroup__cg_read_fd(int fd, char *buf, size_t len);
