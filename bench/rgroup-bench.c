@@ -24,6 +24,11 @@
 #include <dirent.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "model.h"
@@ -177,14 +182,109 @@ static void *idle_main(void *p)
 	return NULL;
 }
 
-static void bench_prio(void)
+/* One call of a weight change, j its index: values 1 and 2 alternate. */
+typedef int (*prio_op)(pid_t tid, int j);
+
+static int op_rgrp(pid_t tid, int j)
+{
+	return rgroup_setpriority(PRIO_RGRP, (id_t)tid, 1 + (j & 1));
+}
+
+static int op_process(pid_t tid, int j)
+{
+	return setpriority(PRIO_PROCESS, (id_t)tid, 1 + (j & 1));
+}
+
+/* The kernel's floor under PRIO_RGRP on a cgroup backend: the same two
+ * values written straight to the group's weight file, as the library
+ * writes them (one pwrite system call on a descriptor kept open). */
+static int floor_fd = -1;
+static char floor_val[2][16];
+
+static int op_floor(pid_t tid, int j)
+{
+	const char *v = floor_val[(j & 1) ^ 1];
+	return syscall(SYS_pwrite64, floor_fd, v, strlen(v), 0) < 0 ? -1 : 0;
+}
+
+/* A against B (setpriority), `ops` calls per block in ABBA order, as one
+ * figure; NAN-free unless a call failed (then it says so). */
+static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double target)
 {
 	static double ratio[64], a_us[64], b_us[64];
-	struct idle in = { 0 }, out = { 0 };
-	pthread_t tin, tout;
 	const int ops = 1000;
 	int nb = blocks > 64 ? 64 : blocks, err = 0;
 	char extra[256];
+
+	for (int i = 0; i < nb && !err; i++) {
+		double ta_s = 0, tb_s = 0, t0;
+		for (int half = 0; half < 2; half++) {
+			int do_a = (i % 2 == 0) == (half == 0); /* ABBA */
+			t0 = bench_now();
+			for (int j = 0; j < ops; j++) {
+				int r = do_a ? a(ta, j) : op_process(tb, j);
+				if (r < 0)
+					err = errno;
+			}
+			if (do_a)
+				ta_s = (bench_now() - t0) / ops;
+			else
+				tb_s = (bench_now() - t0) / ops;
+		}
+		a_us[i] = ta_s * 1e6;
+		b_us[i] = tb_s * 1e6;
+		ratio[i] = ta_s / tb_s;
+	}
+	if (err) {
+		printf("%-44s FAILED: %s\n", name, strerror(err));
+		return;
+	}
+	struct bench_stats as = bench_stats(a_us, nb), bs = bench_stats(b_us, nb);
+	snprintf(extra, sizeof(extra), "\"a_us_median\":%.3f,\"b_us_median\":%.3f,\"blocks\":%d,\"ops_per_block\":%d",
+		 as.median, bs.median, nb, ops);
+	bench_emit("weight", name, "ratio", bench_stats(ratio, nb), target > 0 ? "le" : "", target, extra);
+	printf("%-44s %10.4g us vs setpriority %.4g us (medians)\n", "", as.median, bs.median);
+}
+
+/* Open the weight file of thread tid's group, with the two values the
+ * library writes for nice 1 and 2; -1 on the governor (no file). */
+static int floor_open(pid_t tid)
+{
+	char cg[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32];
+	int v2 = !strcmp(bench_backend, "cgroup2");
+
+	if (strcmp(bench_backend, "cgroup1") && !v2)
+		return -1;
+	if (rgt_thread_cgroup(tid, cg, sizeof(cg)) < 0)
+		return -1;
+	rgt_cg_dir(cg, dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/%s", dir, v2 ? "cpu.weight.nice" : "cpu.shares");
+	for (int k = 0; k < 2; k++)
+		if (v2)
+			snprintf(floor_val[k], sizeof(floor_val[k]), "%d", 1 + k);
+		else
+			snprintf(floor_val[k], sizeof(floor_val[k]), "%u", rgroup_nice_to_weight(1 + k));
+	return open(file, O_WRONLY | O_CLOEXEC);
+}
+
+/* Rgroups kept alive for the scale figure: one sleeping thread each. */
+static int prio_hold;
+
+static void *prio_holder(void *p)
+{
+	while (!__atomic_load_n(&prio_hold, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &prio_hold, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
+}
+
+static void bench_prio(void)
+{
+	enum { MORE = 999 };
+	static pthread_t more[MORE];
+	struct idle in = { 0 }, out = { 0 };
+	pthread_t tin, tout;
+	pthread_attr_t attr;
+	int nmore = 0;
 
 	bench_header("weight change: per-call time ratio to setpriority(PRIO_PROCESS, tid)");
 	idle_stop = 0;
@@ -195,39 +295,35 @@ static void bench_prio(void)
 	}
 	while (!in.ready || !out.ready)
 		rgt_sleep(0.001);
-	for (int i = 0; i < nb && !err; i++) {
-		double ta = 0, tb = 0, t0;
-		for (int half = 0; half < 2; half++) {
-			int do_a = (i % 2 == 0) == (half == 0); /* ABBA */
-			t0 = bench_now();
-			for (int j = 0; j < ops; j++) {
-				int r = do_a ? rgroup_setpriority(PRIO_RGRP, in.tid, 1 + (j & 1))
-					: setpriority(PRIO_PROCESS, out.tid, 1 + (j & 1));
-				if (r < 0)
-					err = errno;
-			}
-			if (do_a)
-				ta = (bench_now() - t0) / ops;
-			else
-				tb = (bench_now() - t0) / ops;
-		}
-		a_us[i] = ta * 1e6;
-		b_us[i] = tb * 1e6;
-		ratio[i] = ta / tb;
+	/* A manager thread (in no rgroup) re-weights a worker's top-level
+	 * group: the common case. One rgroup alive. */
+	prio_pair("PRIO_RGRP / setpriority(PRIO_PROCESS)", op_rgrp, in.tid, out.tid, 1.5);
+	floor_fd = floor_open(in.tid);
+	if (floor_fd >= 0) {
+		/* Not a target: what the kernel's own write costs, which no
+		 * cgroup backend can go below. */
+		prio_pair("cgroupfs weight write / setpriority", op_floor, in.tid, out.tid, 0);
+		close(floor_fd);
+		floor_fd = -1;
 	}
+	/* The same with 1,000 rgroups alive: the lookup must not walk them. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	prio_hold = 0;
+	while (nmore < MORE && rgroup_thread_create(&more[nmore], &attr, RGROUP_NEW, prio_holder, NULL) == 0)
+		nmore++;
+	pthread_attr_destroy(&attr);
+	if (nmore == MORE)
+		prio_pair("PRIO_RGRP / setpriority, 1000 rgroups alive", op_rgrp, in.tid, out.tid, 1.5);
+	else
+		printf("%-44s FAILED: made only %d of %d rgroups\n", "PRIO_RGRP, 1000 rgroups alive", nmore + 1, MORE + 1);
+	__atomic_store_n(&prio_hold, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &prio_hold, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (int i = 0; i < nmore; i++)
+		pthread_join(more[i], NULL);
 	idle_stop = 1;
 	pthread_join(tin, NULL);
 	pthread_join(tout, NULL);
-	if (err) {
-		printf("PRIO_RGRP failed: %s\n", strerror(err));
-		return;
-	}
-	struct bench_stats a = bench_stats(a_us, nb), b = bench_stats(b_us, nb);
-	snprintf(extra, sizeof(extra), "\"a_us_median\":%.3f,\"b_us_median\":%.3f,\"blocks\":%d,\"ops_per_block\":%d",
-		 a.median, b.median, nb, ops);
-	bench_emit("weight", "PRIO_RGRP / setpriority(PRIO_PROCESS)", "ratio",
-		   bench_stats(ratio, nb), "le", 1.5, extra);
-	printf("%-44s %10.4g us vs setpriority %.4g us (medians)\n", "", a.median, b.median);
 	settle();
 }
 
