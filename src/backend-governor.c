@@ -76,8 +76,11 @@
 #define POLL_NS        2000000L   /* checks within a round */
 #define SCAN_MAX       64         /* threads whose clocks every poll reads */
 #define MISS_NS        20000000L  /* past its quota: it did not take the pause */
-#define ACTIVE_NS      500000L    /* used this much in a round: it wants CPU */
+#define ACTIVE_NS      500000L    /* ran or waited this much in a round: it wants CPU */
 #define UNCONTENDED    0.95       /* demand below this part of the CPUs: no pauses */
+#define WAITED         0.10       /* run queue wait per run: other load */
+#define INTAKE_SLACK   1.02
+#define SATISFIED      0.98       /* a share this near its demand is all of it */
 #define DEBT_ROUNDS    8          /* at most this many rounds' share owed */
 #define PUBLISH_NS     250000000L /* the state file for the tools */
 #define MAX_SLOTS      8192
@@ -199,7 +202,7 @@ struct gthread {
 	clockid_t clk;
 	timer_t timer;
 	int has_timer;
-	int wants;                /* it ran, or was held back, last round */
+	int wants;                /* it ran lately, or was held back */
 	int paused;               /* it waits in the handler now */
 	int armed;                /* has a quota this round */
 	int sent;                 /* the pause signal went out this round */
@@ -208,7 +211,8 @@ struct gthread {
 	uint64_t quota;
 	double debt;              /* ns overrun, owed */
 	double demand;            /* CPUs it would use unhindered (smoothed) */
-	uint64_t run_last, wait_last; /* schedstat at the round's start */
+	uint64_t run_last, wait_last; /* schedstat ... */
+	uint64_t stat_at;         /* ... read then (CLOCK_MONOTONIC), 0: never */
 };
 
 /* An rgroup of this round (by model node), for the statistics. */
@@ -259,7 +263,11 @@ static struct gov {
 	uint64_t poll_last;       /* CLOCK_MONOTONIC at the last poll */
 	uint64_t proc_last;       /* process CPU clock at the last poll */
 	int narmed;
-	double cpus;              /* the round's capacity (affinity) */
+	double cpus;              /* the round's capacity */
+	double intake;            /* CPUs the threads that want CPU got (smoothed) */
+	double waited;            /* their run queue wait per unit run (smoothed) */
+	double sum_run, sum_wait; /* settle_round(): this round's */
+	double sum_rate;          /* ... CPUs they got while not paused */
 	uint64_t polls;
 	uint64_t published;       /* CLOCK_MONOTONIC of the last state file */
 } gov;
@@ -461,32 +469,42 @@ static int runnable(pid_t tid)
 }
 
 /*
- * How much CPU the thread would use if nothing held it back: of the round's
- * time in which it was neither paused nor waiting for a CPU (schedstat's
- * run queue wait), the part it ran; 1 for a busy thread however crowded
- * the CPU, 0.4 for one that sleeps 60% of the time. Smoothed over rounds.
+ * How much CPU the thread would use if nothing held it back: of the time
+ * since its last reading in which it was neither paused nor waiting for a
+ * CPU (schedstat's run queue wait), the part it ran; 1 for a busy thread
+ * however crowded the CPU, 0.4 for one that sleeps 60% of the time.
+ * Smoothed over rounds. Each thread's reading has its own time stamp: a
+ * thread is read only while it wants CPU. Returns the time it waited for
+ * a CPU since the last reading (ns).
  */
-static void measure_demand(struct gthread *t, uint64_t wall, uint64_t paused)
+static uint64_t measure_demand(struct gthread *t, uint64_t now, uint64_t paused)
 {
 	char buf[128], *end;
-	uint64_t run, wait;
+	uint64_t run, wait, waited = 0;
 
 	if (read_task(t->tid, "schedstat", buf, sizeof(buf)) < 0) {
 		t->demand = 1; /* no schedstat: every thread that ran is busy */
-		return;
+		return 0;
 	}
 	run = strtoull(buf, &end, 10);
 	wait = strtoull(end, NULL, 10);
-	if (t->run_last && wall > paused + POLL_NS) {
+	if (t->stat_at && now > t->stat_at + paused + POLL_NS) {
 		double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
-		double avail = (double)(wall - paused) - w;
+		double avail = (double)(now - t->stat_at - paused) - w;
 		double d = avail > r ? r / avail : 1;
+		gov.sum_rate += r / (double)(now - t->stat_at - paused);
+		gov.sum_run += r;
+		gov.sum_wait += w;
 		t->demand = (t->demand + d) / 2;
-	} else if (!t->run_last) {
+	} else if (!t->stat_at) {
 		t->demand = 1;
 	}
+	if (t->stat_at)
+		waited = wait - t->wait_last;
 	t->run_last = run;
 	t->wait_last = wait;
+	t->stat_at = now;
+	return waited;
 }
 
 static void send_pause(struct gthread *t)
@@ -513,6 +531,7 @@ static void settle_round(void)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
+	gov.sum_run = gov.sum_wait = gov.sum_rate = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		uint64_t c = clock_ns(t->clk), used = c > t->start ? c - t->start : 0;
@@ -531,13 +550,19 @@ static void settle_round(void)
 				g->paused_ns += paused;
 			__atomic_store_n(at, now, __ATOMIC_RELAXED); /* if it stays paused */
 		}
-		/* A thread that hardly ran and was not held back wants
-		 * little: no need to read its schedstat (with thousands of
-		 * parked threads that would be most of a round's cost). */
-		if (st == S_PAUSED || used >= ACTIVE_NS)
-			measure_demand(t, now - gov.round_start, paused);
-		else
+		/* A thread wants CPU if it was held back, ran ACTIVE_NS, or,
+		 * wanting it last round, waited that long for a CPU: on a
+		 * crowded machine a busy thread may wait on a run queue for a
+		 * whole round. The schedstat of one that wanted none and
+		 * hardly ran is not read (with thousands of parked threads
+		 * that would be most of a round's cost). */
+		int active = st == S_PAUSED || used >= ACTIVE_NS;
+		if (active || t->wants)
+			active |= measure_demand(t, now, paused) >= ACTIVE_NS;
+		if (!active) {
 			t->demand /= 2;
+			t->stat_at = 0;
+		}
 		t->paused = st == S_PAUSED;
 		if (g && st == S_MISSED)
 			g->missed++;
@@ -548,8 +573,16 @@ static void settle_round(void)
 		} else {
 			t->debt = 0;
 		}
-		t->wants = st == S_PAUSED || used >= ACTIVE_NS || (t->armed && t->quota == 0);
+		t->wants = active || (t->armed && t->quota == 0);
 		t->start = t->seen_ns = c;
+	}
+	/* What the process's threads got while they were not paused (the
+	 * paused time is the governor's doing, not the machine's), and
+	 * whether they waited for it; smoothed: a round is a few slices. */
+	if (gov.sum_run > 0) {
+		double in = gov.sum_rate, wt = gov.sum_wait / gov.sum_run;
+		gov.intake = gov.intake > 0 ? (gov.intake + in) / 2 : in;
+		gov.waited = (gov.waited + wt) / 2;
 	}
 }
 
@@ -634,7 +667,20 @@ static double capacity(void)
 static int solve(void)
 {
 	int nactive = 0;
-	double total = 0, cpus = gov.cpus = capacity();
+	double total = 0, cpus = capacity();
+
+	/*
+	 * On one CPU shared with other load the process's threads get less
+	 * than the CPU: then the time they do get is what the model divides,
+	 * or a partly sleeping thread of little weight would keep the CPU
+	 * from one of great weight (the kernel treats both as equal tasks).
+	 * A little more than they got, so that it can grow back. Not on
+	 * several CPUs: other load is uneven across them, and pausing a
+	 * thread on one does not help one that waits on another.
+	 */
+	if (cpus == 1 && gov.waited > WAITED && gov.intake > 0 && gov.intake * INTAKE_SLACK < cpus)
+		cpus = gov.intake * INTAKE_SLACK;
+	gov.cpus = cpus;
 
 	if (mvec_fit(&gov.nodes, gov.ngroup_nodes + gov.nt, sizeof(struct model_node)) < 0)
 		return 0;
@@ -675,7 +721,12 @@ static void start_round(void)
 		struct gthread *t = &T(i);
 		double due = nactive ? N(t->node).share * gov.round_len : 0;
 		int was = t->armed;
-		t->armed = nactive && N(t->node).demand > 0 && due > 0;
+		/* A thread the model gives all it wants is not held back:
+		 * pausing it would only leave its CPU to other processes (or
+		 * idle) while a thread of the round with quota left waits on
+		 * another CPU. */
+		t->armed = nactive && N(t->node).demand > 0 && due > 0 &&
+			   N(t->node).share < SATISFIED * N(t->node).demand;
 		t->sent = 0;
 		if (!t->armed) {
 			if (was && t->has_timer)
