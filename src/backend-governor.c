@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fault.h"
 #include "governor-model.h"
 #include "governor-state.h"
 #include "locate.h"
@@ -235,6 +236,8 @@ static int mvec_fit(struct mvec *v, size_t n, size_t elem)
 
 	if (n <= v->cap)
 		return 0;
+	if (rgroup__fault_site(RGROUP__FAULT_GOV_MMAP) < 0)
+		return -ENOMEM;
 	while (cap < n)
 		cap *= 2;
 	p = v->p ? mremap(v->p, v->cap * elem, cap * elem, MREMAP_MAYMOVE)
@@ -318,7 +321,9 @@ static void make_timer(struct gthread *t)
 	ev.sigev_signo = sig_no;
 	ev.sigev_value.sival_int = t->slot;
 	ev._sigev_un._tid = t->tid;
-	t->has_timer = timer_create(t->clk, &ev, &t->timer) == 0;
+	/* Without a timer the thread is paused by the polls alone. */
+	t->has_timer = rgroup__fault_site(RGROUP__FAULT_GOV_TIMER) == 0 &&
+		       timer_create(t->clk, &ev, &t->timer) == 0;
 }
 
 static void forget(struct gthread *t)
@@ -517,7 +522,8 @@ static void send_pause(struct gthread *t)
 	si.si_pid = getpid();
 	si.si_uid = getuid();
 	si.si_value.sival_int = t->slot;
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, sig_no, &si) == 0)
+	if (rgroup__fault_site(RGROUP__FAULT_GOV_SIGQUEUE) == 0 &&
+	    syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, sig_no, &si) == 0)
 		t->sent = 1;
 }
 
@@ -934,7 +940,7 @@ static int gov_probe(void *priv, char *why, size_t len)
 static int install_handler(void)
 {
 	struct sigaction sa;
-	int sig;
+	int sig, r;
 
 	if (sig_no >= 0)
 		return 0;
@@ -945,6 +951,9 @@ static int install_handler(void)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+	r = rgroup__fault_site(RGROUP__FAULT_GOV_SIGNAL);
+	if (r < 0)
+		return r;
 	if (sigaction(sig, &sa, NULL) < 0)
 		return -errno;
 	sig_no = sig;
@@ -1012,7 +1021,9 @@ static int start_governor(void)
 	if (gov.state == G_RUNNING)
 		return 0;
 	gov.state = G_RUNNING; /* before it runs: it loops while this holds */
-	r = rgroup__start_helper(gov_main);
+	r = rgroup__fault_site(RGROUP__FAULT_GOV_THREAD);
+	if (r == 0)
+		r = rgroup__start_helper(gov_main);
 	if (r)
 		gov.state = G_NONE;
 	return r;
