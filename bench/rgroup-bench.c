@@ -4,7 +4,7 @@
  * CPU-distribution accuracy against the reference model, the library's
  * own CPU, PRIO_RGRP latency, idle groups' CPU, and scale.
  *
- * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,idle,scale]
+ * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,many,idle,scale]
  *                     [--blocks N] [--measure SECS] [--scale-threads N]
  *                     [--scale-groups G] [--scale-depth D]
  *
@@ -789,6 +789,156 @@ static void bench_latency(void)
 }
 
 /*
+ * PRIO_RGRP latency among 1,000 busy threads, all CPUs: a top-level group
+ * T (its leader asleep) holds 100 nested groups of 10 busy threads each
+ * (nested, so that any nice value needs no privilege: rule 6); group B,
+ * one of them, goes from nice 19 to -20 and back: 0.015% and 46.7% of T's
+ * CPU by the model. The benchmark reads B's threads' CPU clocks every 2 ms
+ * for 0.4 s after each change; the latency is the start of the first 20 ms
+ * window in which B's CPU rate is past the midpoint of the two ideals (of
+ * the CPU the process got over those 0.4 s), 400 ms if none is. The
+ * readings come from a thread that competes with the thousand for a CPU
+ * like any other: a late reading makes a latency longer, never shorter.
+ */
+#define MANY_GROUPS 100
+#define MANY_PER    10
+
+struct many {
+	struct ov_thread w[MANY_GROUPS * MANY_PER];
+	pthread_t tleader;
+	int started, err;
+};
+
+static void *many_leader(void *p)
+{
+	struct many *m = p;
+	for (int g = 0; g < MANY_GROUPS; g++) {
+		struct ov_thread *w = &m->w[g * MANY_PER];
+		if ((m->err = rgroup_thread_create(&w->thread, NULL, RGROUP_NEW, ov_leader, w)))
+			break;
+		m->started++;
+	}
+	__atomic_store_n(&m->w[0].err, m->w[0].err, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ov_stop, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.01);
+	for (int g = 0; g < m->started; g++) {
+		pthread_join(m->w[g * MANY_PER].thread, NULL);
+		for (int k = 1; k < MANY_PER; k++)
+			if (!m->w[g * MANY_PER + k].err)
+				pthread_join(m->w[g * MANY_PER + k].thread, NULL);
+	}
+	return NULL;
+}
+
+static double many_b(const struct many *m)
+{
+	double c = 0;
+	for (int k = 0; k < MANY_PER; k++)
+		c += rgt_thread_cpu(m->w[k].tid);
+	return c;
+}
+
+/* B's ideal part of T's CPU at nice `nice`, the other 99 at nice 0. */
+static double model_pair_fraction(int nice)
+{
+	struct model md;
+	model_init(&md);
+	int root = model_add(&md, -1, 1024, 0);
+	int b = model_add(&md, root, rgroup_nice_to_weight(nice), 0);
+	model_add(&md, b, 1024, 1);
+	for (int g = 1; g < MANY_GROUPS; g++)
+		model_add(&md, model_add(&md, root, 1024, 0), 1024, 1);
+	model_run(&md, 1);
+	return model_fraction(&md, b);
+}
+
+static void bench_latency_many(void)
+{
+	static struct many m;
+	static double ts[LAT_MAXS], cb[LAT_MAXS];
+	double lat[16];
+	const int changes = 8;
+	int n = 0, ready = 0;
+	char extra[256];
+
+	bench_header("PRIO_RGRP latency among 1,000 busy threads, all CPUs (100 nested groups of 10)");
+	memset(&m, 0, sizeof(m));
+	ov_go = ov_stop = 0;
+	if (rgroup_thread_create(&m.tleader, NULL, RGROUP_NEW, many_leader, &m)) {
+		printf("cannot start\n");
+		return;
+	}
+	/* Every thread has started once every tid is there. */
+	for (double t0 = bench_now(); bench_now() - t0 < 60 && !ready;) {
+		ready = __atomic_load_n(&m.started, __ATOMIC_ACQUIRE) == MANY_GROUPS;
+		for (int i = 0; ready && i < MANY_GROUPS * MANY_PER; i++)
+			ready = __atomic_load_n(&m.w[i].tid, __ATOMIC_ACQUIRE) != 0;
+		if (m.err)
+			break;
+		rgt_sleep(0.01);
+	}
+	__atomic_store_n(&ov_go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ov_go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (!ready) {
+		printf("%-44s FAILED: %d of %d groups: %s\n", "latency among 1000", m.started,
+		       MANY_GROUPS, strerror(m.err));
+		goto out;
+	}
+	if (rgroup_setpriority(PRIO_RGRP, m.w[0].tid, 19) < 0) {
+		printf("PRIO_RGRP failed: %s\n", strerror(errno));
+		goto out;
+	}
+	rgt_sleep(1.0);
+	double f_hi = model_pair_fraction(-20), f_lo = model_pair_fraction(19);
+	for (int k = 0; k < changes; k++) {
+		int up = k % 2 == 0, ns = 0;
+		struct timespec p0, p1;
+		double t0 = bench_now();
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+		if (rgroup_setpriority(PRIO_RGRP, m.w[0].tid, up ? -20 : 19) < 0) {
+			printf("PRIO_RGRP failed: %s\n", strerror(errno));
+			break;
+		}
+		do {
+			cb[ns] = many_b(&m);
+			ts[ns] = bench_now() - t0;
+			rgt_sleep(LAT_SAMPLE);
+		} while (ts[ns++] < 0.4 && ns < LAT_MAXS);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+		double proc = (p1.tv_sec - p0.tv_sec + (p1.tv_nsec - p0.tv_nsec) / 1e9) / ts[ns - 1];
+		double mid = (f_hi + f_lo) / 2 * proc;
+		lat[n] = 400; /* never past the midpoint: the whole watch */
+		for (int j = 0, e = 0; j < ns; j++) {
+			while (e < ns && ts[e] - ts[j] < LAT_WINDOW)
+				e++;
+			if (e == ns)
+				break;
+			double rate = (cb[e] - cb[j]) / (ts[e] - ts[j]);
+			if (up ? rate >= mid : rate <= mid) {
+				lat[n] = 1e3 * ts[j];
+				break;
+			}
+		}
+		printf("  change %d: nice %+d, takes effect after %.1f ms (B %.3f CPUs over the last 0.2 s,"
+		       " ideal %.3f of the %.2f the process got)\n", k, up ? -20 : 19, lat[n],
+		       (cb[ns - 1] - cb[ns / 2]) / (ts[ns - 1] - ts[ns / 2]), (up ? f_hi : f_lo) * proc, proc);
+		n++;
+		rgt_sleep(0.2);
+	}
+	if (n) {
+		struct bench_stats ls = bench_stats(lat, n);
+		snprintf(extra, sizeof(extra), "\"changes\":%d,\"threads\":%d,\"window_ms\":%.0f",
+			 n, MANY_GROUPS * MANY_PER, 1e3 * LAT_WINDOW);
+		bench_emit("latency", "PRIO_RGRP among 1000 busy threads (ms)", "ms", ls, "le", 20, extra);
+		bench_emit1("latency", "PRIO_RGRP among 1000 busy threads, max (ms)", "ms", ls.max, "le", 20, extra);
+	}
+out:
+	__atomic_store_n(&ov_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(m.tleader, NULL);
+	rgt_wait_no_groups(10.0);
+}
+
+/*
  * An idle group's CPU, all CPUs: groups X and Y at nice 0, as many busy
  * threads each as CPUs; X falls asleep and wakes up in turns (8 pairs of
  * phases, 0.3 s to settle and `measure_s`/2 measured each). Figure: the
@@ -1038,13 +1188,14 @@ static const struct {
 } sections[] = {
 	{ "create", bench_create },     { "prio", bench_prio },
 	{ "accuracy", bench_accuracy }, { "overhead", bench_overhead },
-	{ "latency", bench_latency },   { "idle", bench_idle },
+	{ "latency", bench_latency },   { "many", bench_latency_many },
+	{ "idle", bench_idle },
 	{ "scale", bench_scale },
 };
 
 int main(int argc, char **argv)
 {
-	const char *only = "create,prio,accuracy,overhead,latency,idle,scale";
+	const char *only = "create,prio,accuracy,overhead,latency,many,idle,scale";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* One malloc arena, so that mallinfo2() sees the library's memory
@@ -1065,7 +1216,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--scale-depth") && v)
 			scale_depth = atoi(v), i++;
 		else {
-			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,idle,scale] [--blocks N] "
+			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,many,idle,scale] [--blocks N] "
 				"[--measure SECS] [--scale-threads N] [--scale-groups G] [--scale-depth D]\n",
 				argv[0]);
 			return 2;
