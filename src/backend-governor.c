@@ -78,11 +78,16 @@
 #define SCAN_MAX       64         /* threads whose clocks every poll reads */
 #define MISS_NS        20000000L  /* past its quota: it did not take the pause */
 #define ACTIVE_NS      500000L    /* ran or waited this much in a round: it wants CPU */
+#define WANT_MIN       0.05       /* ... or wants this much of a CPU (smoothed) */
+#define SMOOTH_NS      100000000.0 /* demand, rate, intake: averaged over about this */
 #define UNCONTENDED    0.95       /* demand below this part of the CPUs: no pauses */
 #define WAITED         0.10       /* run queue wait per run: other load */
-#define INTAKE_SLACK   1.02
+#define INTAKE_SLACK   1.05
 #define SATISFIED      0.98       /* a share this near its demand is all of it */
-#define DEBT_ROUNDS    8          /* at most this many rounds' share owed */
+#define RATE_MIN       0.05       /* weigh a group's thread by no less a rate */
+#define STRETCH_MAX    8.0        /* a round lasts at most this many times longer */
+#define DEBT_ROUNDS    8          /* at most this many rounds' share owed, */
+#define DEBT_MIN_NS    40000000.0 /* ... or this much */
 #define PUBLISH_NS     250000000L /* the state file for the tools */
 #define MAX_SLOTS      8192
 #define DEFAULT_SIGNAL 7          /* SIGRTMIN + 7 */
@@ -212,6 +217,7 @@ struct gthread {
 	uint64_t quota;
 	double debt;              /* ns overrun, owed */
 	double demand;            /* CPUs it would use unhindered (smoothed) */
+	double rate;              /* CPUs it gets while not paused (smoothed) */
 	uint64_t run_last, wait_last; /* schedstat ... */
 	uint64_t stat_at;         /* ... read then (CLOCK_MONOTONIC), 0: never */
 };
@@ -221,6 +227,7 @@ struct ggroup {
 	rgroup_id_t id;
 	uint64_t paused_ns;       /* its threads' paused time this round */
 	uint64_t missed;          /* pauses not taken this round */
+	double w, wr;             /* weigh_by_rate(): its threads' weights */
 };
 
 /* An array that grows with mmap (no malloc in the governor). */
@@ -266,11 +273,12 @@ static struct gov {
 	uint64_t poll_last;       /* CLOCK_MONOTONIC at the last poll */
 	uint64_t proc_last;       /* process CPU clock at the last poll */
 	int narmed;
+	int asleep_end;           /* the round ends early: the rest are asleep */
 	double cpus;              /* the round's capacity */
+	double nominal;           /* ... the CPUs the threads may run on */
 	double intake;            /* CPUs the threads that want CPU got (smoothed) */
 	double waited;            /* their run queue wait per unit run (smoothed) */
 	double sum_run, sum_wait; /* settle_round(): this round's */
-	double sum_rate;          /* ... CPUs they got while not paused */
 	uint64_t polls;
 	uint64_t published;       /* CLOCK_MONOTONIC of the last state file */
 } gov;
@@ -478,10 +486,16 @@ static int runnable(pid_t tid)
  * since its last reading in which it was neither paused nor waiting for a
  * CPU (schedstat's run queue wait), the part it ran; 1 for a busy thread
  * however crowded the CPU, 0.4 for one that sleeps 60% of the time.
- * Smoothed over rounds. Each thread's reading has its own time stamp: a
- * thread is read only while it wants CPU. Returns the time it waited for
- * a CPU since the last reading (ns).
+ * Smoothed over SMOOTH_NS, not over rounds: a round can be one burst of a
+ * thread that sleeps in between. Each thread's reading has its own time
+ * stamp: a thread is read only while it wants CPU. Returns the time it
+ * waited for a CPU since the last reading (ns).
  */
+static double smooth(double old, double x, double span)
+{
+	return old + span / (span + SMOOTH_NS) * (x - old);
+}
+
 static uint64_t measure_demand(struct gthread *t, uint64_t now, uint64_t paused)
 {
 	char buf[128], *end;
@@ -496,11 +510,12 @@ static uint64_t measure_demand(struct gthread *t, uint64_t now, uint64_t paused)
 	if (t->stat_at && now > t->stat_at + paused + POLL_NS) {
 		double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
 		double avail = (double)(now - t->stat_at - paused) - w;
-		double d = avail > r ? r / avail : 1;
-		gov.sum_rate += r / (double)(now - t->stat_at - paused);
+		double d = avail > r ? r / avail : 1, span = (double)(now - t->stat_at - paused);
+		double rate = r / span;
+		t->rate = t->rate > 0 ? smooth(t->rate, rate, span) : rate;
 		gov.sum_run += r;
 		gov.sum_wait += w;
-		t->demand = (t->demand + d) / 2;
+		t->demand = smooth(t->demand, d, span);
 	} else if (!t->stat_at) {
 		t->demand = 1;
 	}
@@ -537,7 +552,7 @@ static void settle_round(void)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
-	gov.sum_run = gov.sum_wait = gov.sum_rate = 0;
+	gov.sum_run = gov.sum_wait = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		uint64_t c = clock_ns(t->clk), used = c > t->start ? c - t->start : 0;
@@ -557,16 +572,19 @@ static void settle_round(void)
 			__atomic_store_n(at, now, __ATOMIC_RELAXED); /* if it stays paused */
 		}
 		/* A thread wants CPU if it was held back, ran ACTIVE_NS, or,
-		 * wanting it last round, waited that long for a CPU: on a
+		 * wanting it last round, waited that long for a CPU (on a
 		 * crowded machine a busy thread may wait on a run queue for a
-		 * whole round. The schedstat of one that wanted none and
-		 * hardly ran is not read (with thousands of parked threads
-		 * that would be most of a round's cost). */
+		 * whole round) or still wants WANT_MIN of a CPU on average (a
+		 * round can fall between two bursts of a sleeper). The
+		 * schedstat of one that wanted none and hardly ran is not read
+		 * (with thousands of parked threads that would be most of a
+		 * round's cost). */
 		int active = st == S_PAUSED || used >= ACTIVE_NS;
 		if (active || t->wants)
-			active |= measure_demand(t, now, paused) >= ACTIVE_NS;
+			active |= measure_demand(t, now, paused) >= ACTIVE_NS ||
+				  t->demand >= WANT_MIN;
 		if (!active) {
-			t->demand /= 2;
+			t->demand = smooth(t->demand, 0, (double)(now - gov.round_start));
 			t->stat_at = 0;
 		}
 		t->paused = st == S_PAUSED;
@@ -574,7 +592,23 @@ static void settle_round(void)
 			g->missed++;
 		if (t->armed) {
 			double owed = t->debt + (double)used - (double)t->quota;
+			/* A round that ends early because the threads with
+			 * quota left sleep starts the next one, with fresh
+			 * quotas, before its time: a thread that used its
+			 * quota owes the part of it that was for the rest of
+			 * the round, or every sleep of a thread of great
+			 * weight would hand one of little weight a whole
+			 * quota more. */
+			if (gov.asleep_end && st == S_PAUSED && now < gov.round_start + gov.round_len)
+				owed += (double)t->quota * (double)(gov.round_start + gov.round_len - now) /
+					(double)gov.round_len;
+			/* A quota below the timer's tick (4 ms) is overrun
+			 * by most of a tick each round: what is owed must
+			 * be able to cover that, or a thread of little
+			 * weight keeps a multiple of its share. */
 			double cap = DEBT_ROUNDS * N(t->node).share * (double)gov.round_len;
+			if (cap < DEBT_MIN_NS)
+				cap = DEBT_MIN_NS;
 			t->debt = owed < 0 ? 0 : owed > cap ? cap : owed;
 		} else {
 			t->debt = 0;
@@ -582,13 +616,12 @@ static void settle_round(void)
 		t->wants = active || (t->armed && t->quota == 0);
 		t->start = t->seen_ns = c;
 	}
-	/* What the process's threads got while they were not paused (the
-	 * paused time is the governor's doing, not the machine's), and
-	 * whether they waited for it; smoothed: a round is a few slices. */
+	/* What the process's threads got, and whether they waited for it. */
 	if (gov.sum_run > 0) {
-		double in = gov.sum_rate, wt = gov.sum_wait / gov.sum_run;
-		gov.intake = gov.intake > 0 ? (gov.intake + in) / 2 : in;
-		gov.waited = (gov.waited + wt) / 2;
+		double wall = (double)(now - gov.round_start);
+		double in = gov.sum_run / wall, wt = gov.sum_wait / gov.sum_run;
+		gov.intake = gov.intake > 0 ? smooth(gov.intake, in, wall) : in;
+		gov.waited = smooth(gov.waited, wt, wall);
 	}
 }
 
@@ -666,6 +699,39 @@ static double capacity(void)
 	return CPU_COUNT(&all) ? CPU_COUNT(&all) : 1;
 }
 
+/*
+ * On several CPUs with uneven load (other processes', or a thread of the
+ * process that the model gives a CPU of its own), the busy threads of one
+ * group get unequal CPU while they run: at equal quotas the one on the
+ * quieter CPU would use its quota first and sit paused, a CPU it could use
+ * left to others, while its sibling catches up. So the wanting threads
+ * of a group share their weight among themselves in proportion to the CPU
+ * each gets while not paused (RATE_MIN at least): their sum, and so the
+ * group's split between its threads and its subgroups, stays the model's.
+ */
+static double rate_of(const struct gthread *t)
+{
+	return t->rate > RATE_MIN ? t->rate : RATE_MIN;
+}
+
+static void weigh_by_rate(void)
+{
+	for (size_t g = 1; g < gov.ng; g++)
+		G(g).w = G(g).wr = 0;
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (t->group > 0 && (size_t)t->group < gov.ng && N(t->node).demand > 0) {
+			G(t->group).w += N(t->node).weight;
+			G(t->group).wr += N(t->node).weight * rate_of(t);
+		}
+	}
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (t->group > 0 && (size_t)t->group < gov.ng && N(t->node).demand > 0)
+			N(t->node).weight *= rate_of(t) * G(t->group).w / G(t->group).wr;
+	}
+}
+
 /* Each thread's share of the process's CPUs from the model; 0 when no
  * thread wants CPU, when together they want less than the CPUs there are
  * (the kernel gives each what it wants: nothing to divide), or when there
@@ -673,7 +739,7 @@ static double capacity(void)
 static int solve(void)
 {
 	int nactive = 0;
-	double total = 0, cpus = capacity();
+	double total = 0, cpus = gov.nominal = capacity();
 
 	/*
 	 * On one CPU shared with other load the process's threads get less
@@ -703,8 +769,11 @@ static int solve(void)
 		nactive += N(t->node).demand > 0;
 		total += N(t->node).demand;
 	}
-	if (total <= UNCONTENDED * cpus ||
-	    rgroup__model_solve(gov.nodes.p, gov.nnodes, cpus) < 0)
+	if (total <= UNCONTENDED * cpus)
+		return 0;
+	if (cpus > 1)
+		weigh_by_rate();
+	if (rgroup__model_solve(gov.nodes.p, gov.nnodes, cpus) < 0)
 		return 0;
 	return nactive;
 }
@@ -717,7 +786,7 @@ static void start_round(void)
 	int nactive = take_tree() ? solve() : 0;
 	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE) + 1;
 
-	gov.round_len = (uint64_t)SLICE_NS * nactive / (gov.cpus > 0 ? gov.cpus : 1);
+	gov.round_len = (uint64_t)SLICE_NS * nactive / (gov.nominal > 0 ? gov.nominal : 1);
 	if (gov.round_len < ROUND_NS)
 		gov.round_len = ROUND_NS;
 	if (!nactive && gov.nt > SCAN_MAX)
@@ -783,6 +852,7 @@ static void start_round(void)
 			send_pause(&T(i));
 	gov.round_start = gov.poll_last = clock_ns(CLOCK_MONOTONIC);
 	gov.proc_last = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	gov.asleep_end = 0;
 }
 
 /* The state file for `rgroup tree` and `rgroup top`, every PUBLISH_NS. */
@@ -839,6 +909,20 @@ static uint64_t scan(void)
 	return sum;
 }
 
+/*
+ * How much longer than nominal a round takes in wall time: the quotas
+ * add up to the CPUs the threads may use, and on a machine with other
+ * load they get less (up to STRETCH_MAX times). A round cut short before
+ * the threads with the greater shares have used them gives everyone the
+ * same, as the kernel would.
+ */
+static double stretch(void)
+{
+	double f = gov.intake > 0 ? gov.nominal / gov.intake : 1;
+
+	return f < 1 ? 1 : f > STRETCH_MAX ? STRETCH_MAX : f;
+}
+
 /* A poll within the round: 1 if the round is over. */
 static int poll_round(void)
 {
@@ -852,7 +936,7 @@ static int poll_round(void)
 		__atomic_store_n(&gov.changed, 0, __ATOMIC_RELEASE);
 		return 1;
 	}
-	if (now - gov.round_start > (gov.narmed ? 4 : 1) * gov.round_len)
+	if (now - gov.round_start > (gov.narmed ? 4 * stretch() : 1) * gov.round_len)
 		return 1;
 	if (gov.narmed == 0)
 		return 0;
@@ -872,7 +956,11 @@ static int poll_round(void)
 	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
 		return 1;
 	/* The threads that still have quota barely ran: are they all asleep? */
-	return used < since / 10 && all_asleep();
+	if (used < since / 10 && all_asleep()) {
+		gov.asleep_end = 1;
+		return 1;
+	}
+	return 0;
 }
 
 static void *gov_main(void *arg)
