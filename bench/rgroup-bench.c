@@ -4,7 +4,7 @@
  * CPU-distribution accuracy against the reference model, the library's
  * own CPU, PRIO_RGRP latency, idle groups' CPU, and scale.
  *
- * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,many,idle,scale]
+ * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,many,idle,alone,scale]
  *                     [--blocks N] [--measure SECS] [--scale-threads N]
  *                     [--scale-groups G] [--scale-depth D]
  *
@@ -984,6 +984,74 @@ static void bench_idle(void)
 	       "both busy, %.2f with X idle (medians)\n", "", fr.median, wh.median, cb.median, ci.median);
 }
 
+/*
+ * Work conservation when a share can only be met alone, all CPUs (2 here):
+ * group A with one busy thread, group B with two, both at nice 0. The
+ * model gives each 1 CPU: A's only when its thread has a CPU to itself,
+ * which the kernel's placement of three equal threads on two CPUs does
+ * not give it. A governor that holds B back until A has had its CPU
+ * leaves a CPU idle meanwhile. Figure: of the CPU time B's threads could
+ * have used (what they ran, plus the time they were paused, each at the
+ * rate it got while not paused: scenario.h's withheld time), the part
+ * they ran; 4 windows of measure_s/2. The split A/B against the model is
+ * printed beside it: giving the idle CPU away costs A part of its share.
+ */
+static void bench_alone(void)
+{
+	static struct rgt_scenario s;
+	struct rgt_schedstat s0[RGT_SCN_MAX], s1[RGT_SCN_MAX];
+	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], used[8], ga[8], gb[8];
+	cpu_set_t all;
+	char extra[256];
+	int a, b, err, n = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all) < 0 || CPU_COUNT(&all) < 2)
+		return;
+	s = (struct rgt_scenario){ .name = "only-alone" };
+	a = rgt_scn_busy_group(&s, 0, 0, 1, "A");
+	b = rgt_scn_busy_group(&s, 0, 0, 2, "B");
+	bench_header("only alone, all CPUs: A (1 busy thread) and B (2), nice 0: the CPU B could use that it used (%)");
+	if ((err = rgt_scn_start(&s))) {
+		printf("cannot set up: %s\n", strerror(err));
+		return;
+	}
+	rgt_sleep(1.0);
+	for (int w = 0; w < 4; w++) {
+		double run = 0, withheld = 0;
+		for (int j = 1; j < s.count; j++)
+			rgt_schedstat(rgt_scn.n[j].tid, &s0[j]);
+		rgt_scn_read(v0);
+		double t0 = rgt_now();
+		rgt_sleep(measure_s / 2);
+		for (int j = 1; j < s.count; j++)
+			rgt_schedstat(rgt_scn.n[j].tid, &s1[j]);
+		rgt_scn_read(v1);
+		double dt = rgt_now() - t0;
+		for (int j = 1; j < s.count; j++) {
+			if (!rgt_scn_below(j, b))
+				continue;
+			double r = s1[j].run - s0[j].run, wt = s1[j].wait - s0[j].wait;
+			double blocked = (s1[j].at - s0[j].at) - r - wt;
+			run += r;
+			if (blocked > 0)
+				withheld += blocked * (r + wt > 0 ? r / (r + wt) : 1);
+		}
+		used[n] = run + withheld > 0 ? 100 * run / (run + withheld) : NAN;
+		ga[n] = (rgt_scn_subtree(v1, a) - rgt_scn_subtree(v0, a)) / dt;
+		gb[n] = (rgt_scn_subtree(v1, b) - rgt_scn_subtree(v0, b)) / dt;
+		n++;
+	}
+	rgt_scn_stop();
+	rgt_wait_no_groups(5.0);
+	struct bench_stats sa = bench_stats(ga, n), sb = bench_stats(gb, n);
+	snprintf(extra, sizeof(extra), "\"windows\":%d,\"a_cpus_median\":%.3f,\"b_cpus_median\":%.3f",
+		 n, sa.median, sb.median);
+	bench_emit("idle", "only alone: CPU B could use that it used (%)", "%", bench_stats(used, n),
+		   "ge", 95, extra);
+	printf("%-44s A %.2f, B %.2f CPUs (medians; the model: 1 and 1 of 2 CPUs)\n", "",
+	       sa.median, sb.median);
+}
+
 /* ---- Scale -------------------------------------------------------------- */
 
 static int sc_stop;          /* futex word: 1 = everybody exits */
@@ -1189,13 +1257,13 @@ static const struct {
 	{ "create", bench_create },     { "prio", bench_prio },
 	{ "accuracy", bench_accuracy }, { "overhead", bench_overhead },
 	{ "latency", bench_latency },   { "many", bench_latency_many },
-	{ "idle", bench_idle },
+	{ "idle", bench_idle },         { "alone", bench_alone },
 	{ "scale", bench_scale },
 };
 
 int main(int argc, char **argv)
 {
-	const char *only = "create,prio,accuracy,overhead,latency,many,idle,scale";
+	const char *only = "create,prio,accuracy,overhead,latency,many,idle,alone,scale";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* One malloc arena, so that mallinfo2() sees the library's memory
@@ -1216,7 +1284,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--scale-depth") && v)
 			scale_depth = atoi(v), i++;
 		else {
-			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,many,idle,scale] [--blocks N] "
+			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,many,idle,alone,scale] [--blocks N] "
 				"[--measure SECS] [--scale-threads N] [--scale-groups G] [--scale-depth D]\n",
 				argv[0]);
 			return 2;
