@@ -39,10 +39,18 @@
  * varies by about 1%, well inside the tolerance, and the whole program
  * stays under 30 s. A failing tolerance fails the test, also on the
  * governor, which needs no privilege: there is nothing to skip.
+ *
+ * The scenario must get MIN_GOT of the CPU for its split to mean
+ * anything: 0.05 over 3 s is 150 ms of CPU time, some fifty of the
+ * kernel's slices. Not more: under a load of 10-20 runnable tasks per CPU
+ * from other engineers' builds and VMs (the 1-minute load average reached
+ * 250 during this issue's runs) a pinned scenario got 0.12-0.14 of its CPU
+ * at times, and at 0.2-0.35 its split was within 3% of the model.
  */
 #include "scenario.h"
 
 #define WARMUP_S  1.0
+#define MIN_GOT   0.05
 #define MEASURE_S 3.0
 #define TOLERANCE 0.10
 
@@ -59,7 +67,7 @@ static void check_scenario(const struct rgt_scenario *sc)
 	CHECK(n >= 0, "set up %s: %s", sc->name, strerror(err));
 	if (n < 0)
 		return;
-	CHECK(got > 0.15, "the scenario got CPU time (%.2f of 1 CPU)", got);
+	CHECK(got > MIN_GOT, "the scenario got CPU time (%.2f of 1 CPU)", got);
 	for (int i = 0; i < n; i++)
 		CHECK_NEAR(sh[i].label, sh[i].got, sh[i].want, TOLERANCE);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
