@@ -6,23 +6,30 @@
  *
  * Rounds. The governor works in rounds, like CFS bandwidth control, but
  * counted in CPU time, not wall time. At the start of a round it takes the
- * tree (under the core lock), sees which threads want CPU (those that ran
- * or were paused in the last round), and asks the reference model (model.c)
- * for each thread's share: plain threads of the process at their nice
- * weight, each rgroup at its PRIO_RGRP weight, nested groups inside their
- * parent's share. A thread's quota for the round is its share of the
- * round's length, less what it overran before (its debt). Each governed
- * thread has a POSIX timer on its own CPU clock that fires when the quota
- * is used up; with few threads the governor also reads the clocks every
- * poll (2 ms), which is finer than the timer's tick. Either way the thread
- * gets one real-time signal and waits in the handler until the next round.
+ * tree (under the core lock), sees which threads want CPU (those that ran,
+ * waited for a CPU or were paused in the last round, or still want 5% of a
+ * CPU on average) and how much (schedstat, averaged over 100 ms), and asks
+ * the reference model (model.c) for each thread's share: plain threads of
+ * the process at their nice weight, each rgroup at its PRIO_RGRP weight,
+ * nested groups inside their parent's share. On one CPU shared with other
+ * load the model divides what the threads got, not the whole CPU. A thread
+ * the model gives all it wants is not held back. The others get a quota
+ * for the round: their share of the round's length, less what they overran
+ * before (the debt). Each governed thread has a POSIX timer on its own CPU
+ * clock that fires when the quota is used up; with few threads the
+ * governor also reads the clocks every poll (2 ms), which is finer than
+ * the timer's tick, and on several CPUs a group's threads then share the
+ * group's quota. Either way the thread gets one real-time signal and waits
+ * in the handler until the next round.
  *
  * A round ends when every thread that had a quota has used it, or when
  * those that still have some are all asleep (the process's CPU clock stops
- * moving and none is runnable in /proc), or after four round lengths. So
- * the split is exact in proportion whatever share of the machine the
- * process gets from other processes, and no CPU is left idle while a thread
- * of the process wants it (work-conserving), up to one poll.
+ * moving and none is runnable in /proc; a thread that had used its quota
+ * then owes the part meant for the rest of the round), or after four round
+ * lengths, longer as other load makes the threads slower (400 ms at most).
+ * So the split is in proportion whatever share of the machine the process
+ * gets from other processes, and no CPU is left idle while a thread of the
+ * process wants it (work-conserving), up to one poll.
  *
  * Signal handler (SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for SIGRTMIN+N):
  *   - pauses only if its own CPU clock has passed the quota armed for the
