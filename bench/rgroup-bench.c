@@ -4,7 +4,7 @@
  * CPU-distribution accuracy against the reference model, the library's
  * own CPU, PRIO_RGRP latency, idle groups' CPU, and scale.
  *
- * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,idle,scale]
+ * usage: rgroup-bench [--only create,prio,accuracy,overhead,latency,many,idle,alone,scale]
  *                     [--blocks N] [--measure SECS] [--scale-threads N]
  *                     [--scale-groups G] [--scale-depth D]
  *
@@ -24,6 +24,11 @@
 #include <dirent.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "model.h"
@@ -177,14 +182,109 @@ static void *idle_main(void *p)
 	return NULL;
 }
 
-static void bench_prio(void)
+/* One call of a weight change, j its index: values 1 and 2 alternate. */
+typedef int (*prio_op)(pid_t tid, int j);
+
+static int op_rgrp(pid_t tid, int j)
+{
+	return rgroup_setpriority(PRIO_RGRP, (id_t)tid, 1 + (j & 1));
+}
+
+static int op_process(pid_t tid, int j)
+{
+	return setpriority(PRIO_PROCESS, (id_t)tid, 1 + (j & 1));
+}
+
+/* The kernel's floor under PRIO_RGRP on a cgroup backend: the same two
+ * values written straight to the group's weight file, as the library
+ * writes them (one pwrite system call on a descriptor kept open). */
+static int floor_fd = -1;
+static char floor_val[2][16];
+
+static int op_floor(pid_t tid, int j)
+{
+	const char *v = floor_val[(j & 1) ^ 1];
+	return syscall(SYS_pwrite64, floor_fd, v, strlen(v), 0) < 0 ? -1 : 0;
+}
+
+/* A against B (setpriority), `ops` calls per block in ABBA order, as one
+ * figure; NAN-free unless a call failed (then it says so). */
+static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double target)
 {
 	static double ratio[64], a_us[64], b_us[64];
-	struct idle in = { 0 }, out = { 0 };
-	pthread_t tin, tout;
 	const int ops = 1000;
 	int nb = blocks > 64 ? 64 : blocks, err = 0;
 	char extra[256];
+
+	for (int i = 0; i < nb && !err; i++) {
+		double ta_s = 0, tb_s = 0, t0;
+		for (int half = 0; half < 2; half++) {
+			int do_a = (i % 2 == 0) == (half == 0); /* ABBA */
+			t0 = bench_now();
+			for (int j = 0; j < ops; j++) {
+				int r = do_a ? a(ta, j) : op_process(tb, j);
+				if (r < 0)
+					err = errno;
+			}
+			if (do_a)
+				ta_s = (bench_now() - t0) / ops;
+			else
+				tb_s = (bench_now() - t0) / ops;
+		}
+		a_us[i] = ta_s * 1e6;
+		b_us[i] = tb_s * 1e6;
+		ratio[i] = ta_s / tb_s;
+	}
+	if (err) {
+		printf("%-44s FAILED: %s\n", name, strerror(err));
+		return;
+	}
+	struct bench_stats as = bench_stats(a_us, nb), bs = bench_stats(b_us, nb);
+	snprintf(extra, sizeof(extra), "\"a_us_median\":%.3f,\"b_us_median\":%.3f,\"blocks\":%d,\"ops_per_block\":%d",
+		 as.median, bs.median, nb, ops);
+	bench_emit("weight", name, "ratio", bench_stats(ratio, nb), target > 0 ? "le" : "", target, extra);
+	printf("%-44s %10.4g us vs setpriority %.4g us (medians)\n", "", as.median, bs.median);
+}
+
+/* Open the weight file of thread tid's group, with the two values the
+ * library writes for nice 1 and 2; -1 on the governor (no file). */
+static int floor_open(pid_t tid)
+{
+	char cg[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32];
+	int v2 = !strcmp(bench_backend, "cgroup2");
+
+	if (strcmp(bench_backend, "cgroup1") && !v2)
+		return -1;
+	if (rgt_thread_cgroup(tid, cg, sizeof(cg)) < 0)
+		return -1;
+	rgt_cg_dir(cg, dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/%s", dir, v2 ? "cpu.weight.nice" : "cpu.shares");
+	for (int k = 0; k < 2; k++)
+		if (v2)
+			snprintf(floor_val[k], sizeof(floor_val[k]), "%d", 1 + k);
+		else
+			snprintf(floor_val[k], sizeof(floor_val[k]), "%u", rgroup_nice_to_weight(1 + k));
+	return open(file, O_WRONLY | O_CLOEXEC);
+}
+
+/* Rgroups kept alive for the scale figure: one sleeping thread each. */
+static int prio_hold;
+
+static void *prio_holder(void *p)
+{
+	while (!__atomic_load_n(&prio_hold, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &prio_hold, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
+}
+
+static void bench_prio(void)
+{
+	enum { MORE = 999 };
+	static pthread_t more[MORE];
+	struct idle in = { 0 }, out = { 0 };
+	pthread_t tin, tout;
+	pthread_attr_t attr;
+	int nmore = 0;
 
 	bench_header("weight change: per-call time ratio to setpriority(PRIO_PROCESS, tid)");
 	idle_stop = 0;
@@ -195,39 +295,35 @@ static void bench_prio(void)
 	}
 	while (!in.ready || !out.ready)
 		rgt_sleep(0.001);
-	for (int i = 0; i < nb && !err; i++) {
-		double ta = 0, tb = 0, t0;
-		for (int half = 0; half < 2; half++) {
-			int do_a = (i % 2 == 0) == (half == 0); /* ABBA */
-			t0 = bench_now();
-			for (int j = 0; j < ops; j++) {
-				int r = do_a ? rgroup_setpriority(PRIO_RGRP, in.tid, 1 + (j & 1))
-					: setpriority(PRIO_PROCESS, out.tid, 1 + (j & 1));
-				if (r < 0)
-					err = errno;
-			}
-			if (do_a)
-				ta = (bench_now() - t0) / ops;
-			else
-				tb = (bench_now() - t0) / ops;
-		}
-		a_us[i] = ta * 1e6;
-		b_us[i] = tb * 1e6;
-		ratio[i] = ta / tb;
+	/* A manager thread (in no rgroup) re-weights a worker's top-level
+	 * group: the common case. One rgroup alive. */
+	prio_pair("PRIO_RGRP / setpriority(PRIO_PROCESS)", op_rgrp, in.tid, out.tid, 1.5);
+	floor_fd = floor_open(in.tid);
+	if (floor_fd >= 0) {
+		/* Not a target: what the kernel's own write costs, which no
+		 * cgroup backend can go below. */
+		prio_pair("cgroupfs weight write / setpriority", op_floor, in.tid, out.tid, 0);
+		close(floor_fd);
+		floor_fd = -1;
 	}
+	/* The same with 1,000 rgroups alive: the lookup must not walk them. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	prio_hold = 0;
+	while (nmore < MORE && rgroup_thread_create(&more[nmore], &attr, RGROUP_NEW, prio_holder, NULL) == 0)
+		nmore++;
+	pthread_attr_destroy(&attr);
+	if (nmore == MORE)
+		prio_pair("PRIO_RGRP / setpriority, 1000 rgroups alive", op_rgrp, in.tid, out.tid, 1.5);
+	else
+		printf("%-44s FAILED: made only %d of %d rgroups\n", "PRIO_RGRP, 1000 rgroups alive", nmore + 1, MORE + 1);
+	__atomic_store_n(&prio_hold, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &prio_hold, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (int i = 0; i < nmore; i++)
+		pthread_join(more[i], NULL);
 	idle_stop = 1;
 	pthread_join(tin, NULL);
 	pthread_join(tout, NULL);
-	if (err) {
-		printf("PRIO_RGRP failed: %s\n", strerror(err));
-		return;
-	}
-	struct bench_stats a = bench_stats(a_us, nb), b = bench_stats(b_us, nb);
-	snprintf(extra, sizeof(extra), "\"a_us_median\":%.3f,\"b_us_median\":%.3f,\"blocks\":%d,\"ops_per_block\":%d",
-		 a.median, b.median, nb, ops);
-	bench_emit("weight", "PRIO_RGRP / setpriority(PRIO_PROCESS)", "ratio",
-		   bench_stats(ratio, nb), "le", 1.5, extra);
-	printf("%-44s %10.4g us vs setpriority %.4g us (medians)\n", "", a.median, b.median);
 	settle();
 }
 
@@ -693,6 +789,167 @@ static void bench_latency(void)
 }
 
 /*
+ * PRIO_RGRP latency among 1,000 busy threads, all CPUs: a top-level group
+ * T (its leader asleep) holds 100 nested groups of 10 busy threads each
+ * (nested, so that any nice value needs no privilege: rule 6); group B,
+ * one of them, goes from nice 19 to -20 and back: 0.015% and 46.7% of T's
+ * CPU by the model. The benchmark reads B's threads' CPU clocks every 2 ms
+ * for 0.4 s after each change; the latency is the start of the first 20 ms
+ * window in which B's CPU rate is past the midpoint of the two ideals (of
+ * the CPU the process got over those 0.4 s), 400 ms if none is. The
+ * readings come from a thread that competes with the thousand for a CPU
+ * like any other: a late reading makes a latency longer, never shorter.
+ */
+#define MANY_GROUPS 100
+#define MANY_PER    10
+
+struct many {
+	struct ov_thread w[MANY_GROUPS * MANY_PER];
+	pthread_t tleader;
+	int started, err;
+};
+
+static void *many_leader(void *p)
+{
+	struct many *m = p;
+	for (int g = 0; g < MANY_GROUPS; g++) {
+		struct ov_thread *w = &m->w[g * MANY_PER];
+		if ((m->err = rgroup_thread_create(&w->thread, NULL, RGROUP_NEW, ov_leader, w)))
+			break;
+		m->started++;
+	}
+	__atomic_store_n(&m->w[0].err, m->w[0].err, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ov_stop, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.01);
+	for (int g = 0; g < m->started; g++) {
+		pthread_join(m->w[g * MANY_PER].thread, NULL);
+		for (int k = 1; k < MANY_PER; k++)
+			if (!m->w[g * MANY_PER + k].err)
+				pthread_join(m->w[g * MANY_PER + k].thread, NULL);
+	}
+	return NULL;
+}
+
+static double many_b(const struct many *m)
+{
+	double c = 0;
+	for (int k = 0; k < MANY_PER; k++)
+		c += rgt_thread_cpu(m->w[k].tid);
+	return c;
+}
+
+/* B's ideal part of T's CPU at nice `nice`, the other 99 at nice 0. */
+static double model_pair_fraction(int nice)
+{
+	struct model md;
+	model_init(&md);
+	int root = model_add(&md, -1, 1024, 0);
+	int b = model_add(&md, root, rgroup_nice_to_weight(nice), 0);
+	model_add(&md, b, 1024, 1);
+	for (int g = 1; g < MANY_GROUPS; g++)
+		model_add(&md, model_add(&md, root, 1024, 0), 1024, 1);
+	model_run(&md, 1);
+	return model_fraction(&md, b);
+}
+
+static void bench_latency_many(void)
+{
+	static struct many m;
+	static double ts[LAT_MAXS], cb[LAT_MAXS];
+	double lat[16];
+	const int changes = 8;
+	int n = 0, ready = 0;
+	char extra[256];
+
+	bench_header("PRIO_RGRP latency among 1,000 busy threads, all CPUs (100 nested groups of 10)");
+	memset(&m, 0, sizeof(m));
+	ov_go = ov_stop = 0;
+	if (rgroup_thread_create(&m.tleader, NULL, RGROUP_NEW, many_leader, &m)) {
+		printf("cannot start\n");
+		return;
+	}
+	/* Every thread has started once every tid is there. */
+	for (double t0 = bench_now(); bench_now() - t0 < 60 && !ready;) {
+		ready = __atomic_load_n(&m.started, __ATOMIC_ACQUIRE) == MANY_GROUPS;
+		for (int i = 0; ready && i < MANY_GROUPS * MANY_PER; i++)
+			ready = __atomic_load_n(&m.w[i].tid, __ATOMIC_ACQUIRE) != 0;
+		if (m.err)
+			break;
+		rgt_sleep(0.01);
+	}
+	__atomic_store_n(&ov_go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ov_go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (!ready) {
+		printf("%-44s FAILED: %d of %d groups: %s\n", "latency among 1000", m.started,
+		       MANY_GROUPS, strerror(m.err));
+		goto out;
+	}
+	if (rgroup_setpriority(PRIO_RGRP, m.w[0].tid, 19) < 0) {
+		printf("PRIO_RGRP failed: %s\n", strerror(errno));
+		goto out;
+	}
+	rgt_sleep(1.0);
+	double f_hi = model_pair_fraction(-20), f_lo = model_pair_fraction(19);
+	for (int k = 0; k < changes; k++) {
+		int up = k % 2 == 0, ns = 0;
+		struct timespec p0, p1;
+		double t0 = bench_now();
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+		if (rgroup_setpriority(PRIO_RGRP, m.w[0].tid, up ? -20 : 19) < 0) {
+			printf("PRIO_RGRP failed: %s\n", strerror(errno));
+			break;
+		}
+		do {
+			cb[ns] = many_b(&m);
+			ts[ns] = bench_now() - t0;
+			rgt_sleep(LAT_SAMPLE);
+		} while (ts[ns++] < 0.4 && ns < LAT_MAXS);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+		double proc = (p1.tv_sec - p0.tv_sec + (p1.tv_nsec - p0.tv_nsec) / 1e9) / ts[ns - 1];
+		double mid = (f_hi + f_lo) / 2 * proc;
+		lat[n] = 400; /* never past the midpoint: the whole watch */
+		for (int j = 0, e = 0; j < ns; j++) {
+			while (e < ns && ts[e] - ts[j] < LAT_WINDOW)
+				e++;
+			if (e == ns)
+				break;
+			double rate = (cb[e] - cb[j]) / (ts[e] - ts[j]);
+			if (up ? rate >= mid : rate <= mid) {
+				lat[n] = 1e3 * ts[j];
+				break;
+			}
+		}
+		int h = 0;
+		while (h < ns - 1 && ts[h] < 0.2)
+			h++;
+		printf("  change %d: nice %+d, takes effect after %.1f ms (B %.3f CPUs over the last 0.2 s,"
+		       " ideal %.3f of the %.2f the process got; %d readings)\n", k, up ? -20 : 19, lat[n],
+		       ts[ns - 1] > ts[h] ? (cb[ns - 1] - cb[h]) / (ts[ns - 1] - ts[h]) : 0,
+		       (up ? f_hi : f_lo) * proc, proc, ns);
+		n++;
+		rgt_sleep(0.2);
+	}
+	/* By direction: a group that never rose is "lowered" at once. */
+	for (int up = 1; up >= 0 && n; up--) {
+		double d[8];
+		int nd = 0;
+		for (int k = 0; k < n; k++)
+			if ((k % 2 == 0) == up)
+				d[nd++] = lat[k];
+		struct bench_stats ls = bench_stats(d, nd);
+		char name[96];
+		snprintf(extra, sizeof(extra), "\"changes\":%d,\"threads\":%d,\"window_ms\":%.0f",
+			 nd, MANY_GROUPS * MANY_PER, 1e3 * LAT_WINDOW);
+		snprintf(name, sizeof(name), "PRIO_RGRP among 1000 busy, %s (ms)", up ? "19 to -20" : "-20 to 19");
+		bench_emit("latency", name, "ms", ls, "le", 20, extra);
+	}
+out:
+	__atomic_store_n(&ov_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(m.tleader, NULL);
+	rgt_wait_no_groups(10.0);
+}
+
+/*
  * An idle group's CPU, all CPUs: groups X and Y at nice 0, as many busy
  * threads each as CPUs; X falls asleep and wakes up in turns (8 pairs of
  * phases, 0.3 s to settle and `measure_s`/2 measured each). Figure: the
@@ -736,6 +993,74 @@ static void bench_idle(void)
 		   bench_stats(taken, r.n), "ge", 95, extra);
 	printf("%-44s X had %.2f CPUs, Y lost %.3f to pauses; the groups got %.2f CPUs "
 	       "both busy, %.2f with X idle (medians)\n", "", fr.median, wh.median, cb.median, ci.median);
+}
+
+/*
+ * Work conservation when a share can only be met alone, all CPUs (2 here):
+ * group A with one busy thread, group B with two, both at nice 0. The
+ * model gives each 1 CPU: A's only when its thread has a CPU to itself,
+ * which the kernel's placement of three equal threads on two CPUs does
+ * not give it. A governor that holds B back until A has had its CPU
+ * leaves a CPU idle meanwhile. Figure: of the CPU time B's threads could
+ * have used (what they ran, plus the time they were paused, each at the
+ * rate it got while not paused: scenario.h's withheld time), the part
+ * they ran; 4 windows of measure_s/2. The split A/B against the model is
+ * printed beside it: giving the idle CPU away costs A part of its share.
+ */
+static void bench_alone(void)
+{
+	static struct rgt_scenario s;
+	struct rgt_schedstat s0[RGT_SCN_MAX], s1[RGT_SCN_MAX];
+	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], used[8], ga[8], gb[8];
+	cpu_set_t all;
+	char extra[256];
+	int a, b, err, n = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all) < 0 || CPU_COUNT(&all) < 2)
+		return;
+	s = (struct rgt_scenario){ .name = "only-alone" };
+	a = rgt_scn_busy_group(&s, 0, 0, 1, "A");
+	b = rgt_scn_busy_group(&s, 0, 0, 2, "B");
+	bench_header("only alone, all CPUs: A (1 busy thread) and B (2), nice 0: the CPU B could use that it used (%)");
+	if ((err = rgt_scn_start(&s))) {
+		printf("cannot set up: %s\n", strerror(err));
+		return;
+	}
+	rgt_sleep(1.0);
+	for (int w = 0; w < 4; w++) {
+		double run = 0, withheld = 0;
+		for (int j = 1; j < s.count; j++)
+			rgt_schedstat(rgt_scn.n[j].tid, &s0[j]);
+		rgt_scn_read(v0);
+		double t0 = rgt_now();
+		rgt_sleep(measure_s / 2);
+		for (int j = 1; j < s.count; j++)
+			rgt_schedstat(rgt_scn.n[j].tid, &s1[j]);
+		rgt_scn_read(v1);
+		double dt = rgt_now() - t0;
+		for (int j = 1; j < s.count; j++) {
+			if (!rgt_scn_below(j, b))
+				continue;
+			double r = s1[j].run - s0[j].run, wt = s1[j].wait - s0[j].wait;
+			double blocked = (s1[j].at - s0[j].at) - r - wt;
+			run += r;
+			if (blocked > 0)
+				withheld += blocked * (r + wt > 0 ? r / (r + wt) : 1);
+		}
+		used[n] = run + withheld > 0 ? 100 * run / (run + withheld) : NAN;
+		ga[n] = (rgt_scn_subtree(v1, a) - rgt_scn_subtree(v0, a)) / dt;
+		gb[n] = (rgt_scn_subtree(v1, b) - rgt_scn_subtree(v0, b)) / dt;
+		n++;
+	}
+	rgt_scn_stop();
+	rgt_wait_no_groups(5.0);
+	struct bench_stats sa = bench_stats(ga, n), sb = bench_stats(gb, n);
+	snprintf(extra, sizeof(extra), "\"windows\":%d,\"a_cpus_median\":%.3f,\"b_cpus_median\":%.3f",
+		 n, sa.median, sb.median);
+	bench_emit("idle", "only alone: CPU B could use that it used (%)", "%", bench_stats(used, n),
+		   "ge", 95, extra);
+	printf("%-44s A %.2f, B %.2f CPUs (medians; the model: 1 and 1 of 2 CPUs)\n", "",
+	       sa.median, sb.median);
 }
 
 /* ---- Scale -------------------------------------------------------------- */
@@ -942,13 +1267,14 @@ static const struct {
 } sections[] = {
 	{ "create", bench_create },     { "prio", bench_prio },
 	{ "accuracy", bench_accuracy }, { "overhead", bench_overhead },
-	{ "latency", bench_latency },   { "idle", bench_idle },
+	{ "latency", bench_latency },   { "many", bench_latency_many },
+	{ "idle", bench_idle },         { "alone", bench_alone },
 	{ "scale", bench_scale },
 };
 
 int main(int argc, char **argv)
 {
-	const char *only = "create,prio,accuracy,overhead,latency,idle,scale";
+	const char *only = "create,prio,accuracy,overhead,latency,many,idle,alone,scale";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* One malloc arena, so that mallinfo2() sees the library's memory
@@ -969,7 +1295,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--scale-depth") && v)
 			scale_depth = atoi(v), i++;
 		else {
-			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,idle,scale] [--blocks N] "
+			fprintf(stderr, "usage: %s [--only create,prio,accuracy,overhead,latency,many,idle,alone,scale] [--blocks N] "
 				"[--measure SECS] [--scale-threads N] [--scale-groups G] [--scale-depth D]\n",
 				argv[0]);
 			return 2;

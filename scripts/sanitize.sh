@@ -6,8 +6,8 @@
 #      system suites (the system tests set RGROUP_BACKEND themselves).
 #   2. clang, -Db_sanitize=thread -Db_lundef=false (build-tsan):
 #      test-concurrency and test-rules of the system suite, the
-#      governor's rules, churn and safety tests, and the executor's test
-#      on cgroup1 and the governor.
+#      governor's rules, churn, safety and fault-injection tests, and the
+#      executor's test on cgroup1 and the governor.
 #
 # Only the test programs of those suites are built: the static copies for
 # the VM and the exec wrappers cannot link with the sanitizer runtimes.
@@ -119,12 +119,12 @@ run_tsan() {
 		"-Dc_link_args=-L$stub -Wl,--no-as-needed -ltsanstub -Wl,--as-needed -Wl,-rpath,$stub" || {
 		failed=$((failed + 1)); failures+=("tsan: setup"); return; }
 	if ! ninja -C "$tsan_dir" test/system/test-concurrency test/system/test-rules \
-		test/system/test-churn test/system/test-governor test/system/test-executor; then
+		test/system/test-churn test/system/test-governor test/system/test-executor test/system/test-gov-faults; then
 		failed=$((failed + 1)); failures+=("tsan: build"); return
 	fi
 	meson test -C "$tsan_dir" --no-rebuild --print-errorlogs --num-processes 1 \
 		cgroup1-concurrency cgroup1-rules governor-rules governor-churn governor-safety \
-		cgroup1-executor governor-executor
+		cgroup1-executor governor-executor governor-faults
 	count "$tsan_dir"
 }
 

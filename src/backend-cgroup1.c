@@ -59,10 +59,10 @@ static int c1_probe(void *priv, char *why, size_t len)
 
 static int c1_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	char buf[16];
+	char buf[24];
 
-	snprintf(buf, sizeof(buf), "%u", rgroup__nice_to_weight(nice));
-	return rgroup__cg_node_write(priv, n, &rgroup__cg_node(n)->weightfd, "cpu.shares", buf);
+	return rgroup__cg_node_write(priv, n, &rgroup__cg_node(n)->weightfd, "cpu.shares",
+				     rgroup__cg_itoa(buf, rgroup__nice_to_weight(nice)));
 }
 
 /* ---- Rule 10 ----------------------------------------------------------- */
@@ -203,10 +203,20 @@ static int c1_place_self(void *priv, const struct rgroup__node *n)
 /* cpuacct counts usage only where it shares the hierarchy with cpu
  * ("cpu,cpuacct"); elsewhere the core adds up thread clocks. Whether it
  * does is a property of the mount: found out once. */
+static int has_cpuacct = -1;
+
+static int c1_counts_exited(void *priv)
+{
+	struct rgroup__cg *cg = priv;
+
+	if (has_cpuacct < 0)
+		has_cpuacct = faccessat(cg->sgroupfd, "cpuacct.usage", F_OK, 0) == 0;
+	return has_cpuacct;
+}
+
 static int c1_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 {
 	struct rgroup__cg *cg = priv;
-	static int has_cpuacct = -1;
 	char buf[64], path[PATH_MAX];
 	int r;
 
@@ -238,6 +248,7 @@ const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.destroy = c1_destroy,
 	.evacuate = c1_evacuate,
 	.usage = c1_usage,
+	.counts_exited = c1_counts_exited,
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = c1_fork_child,

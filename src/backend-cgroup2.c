@@ -152,16 +152,15 @@ static void release_cpu(struct rgroup__cg *cg)
 static int c2_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
 	struct rgroup__cg *cg = priv;
-	char buf[16];
+	char buf[24];
 
 	/* cpu.weight.nice when the kernel has it (4.17+), else cpu.weight,
 	 * which rounds to 1/100 of nice 0's weight. */
-	if (cg->weight_nice) {
-		snprintf(buf, sizeof(buf), "%d", nice);
-		return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight.nice", buf);
-	}
-	snprintf(buf, sizeof(buf), "%u", rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice)));
-	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight", buf);
+	if (cg->weight_nice)
+		return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight.nice",
+					     rgroup__cg_itoa(buf, nice));
+	return rgroup__cg_node_write(cg, n, &rgroup__cg_node(n)->weightfd, "cpu.weight",
+				     rgroup__cg_itoa(buf, rgroup__weight_to_cgroup2(rgroup__nice_to_weight(nice))));
 }
 
 /* ---- Rule 10: threaded cpuset, cpu.max ------------------------------- */
@@ -346,6 +345,12 @@ static int c2_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 	return 0;
 }
 
+/* cpu.stat's usage_usec counts every thread the group ever had. */
+static int c2_counts_exited(void *priv)
+{
+	return 1;
+}
+
 const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.name = "cgroup2",
 	.priv = &cg2,
@@ -362,6 +367,7 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.destroy = c2_destroy,
 	.evacuate = c2_evacuate,
 	.usage = c2_usage,
+	.counts_exited = c2_counts_exited,
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = c2_fork_child,

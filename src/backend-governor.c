@@ -6,23 +6,30 @@
  *
  * Rounds. The governor works in rounds, like CFS bandwidth control, but
  * counted in CPU time, not wall time. At the start of a round it takes the
- * tree (under the core lock), sees which threads want CPU (those that ran
- * or were paused in the last round), and asks the reference model (model.c)
- * for each thread's share: plain threads of the process at their nice
- * weight, each rgroup at its PRIO_RGRP weight, nested groups inside their
- * parent's share. A thread's quota for the round is its share of the
- * round's length, less what it overran before (its debt). Each governed
- * thread has a POSIX timer on its own CPU clock that fires when the quota
- * is used up; with few threads the governor also reads the clocks every
- * poll (2 ms), which is finer than the timer's tick. Either way the thread
- * gets one real-time signal and waits in the handler until the next round.
+ * tree (under the core lock), sees which threads want CPU (those that ran,
+ * waited for a CPU or were paused in the last round, or still want 5% of a
+ * CPU on average) and how much (schedstat, averaged over 100 ms), and asks
+ * the reference model (model.c) for each thread's share: plain threads of
+ * the process at their nice weight, each rgroup at its PRIO_RGRP weight,
+ * nested groups inside their parent's share. On one CPU shared with other
+ * load the model divides what the threads got, not the whole CPU. A thread
+ * the model gives all it wants is not held back. The others get a quota
+ * for the round: their share of the round's length, less what they overran
+ * before (the debt). Each governed thread has a POSIX timer on its own CPU
+ * clock that fires when the quota is used up; with few threads the
+ * governor also reads the clocks every poll (2 ms), which is finer than
+ * the timer's tick, and on several CPUs a group's threads then share the
+ * group's quota. Either way the thread gets one real-time signal and waits
+ * in the handler until the next round.
  *
  * A round ends when every thread that had a quota has used it, or when
  * those that still have some are all asleep (the process's CPU clock stops
- * moving and none is runnable in /proc), or after four round lengths. So
- * the split is exact in proportion whatever share of the machine the
- * process gets from other processes, and no CPU is left idle while a thread
- * of the process wants it (work-conserving), up to one poll.
+ * moving and none is runnable in /proc; a thread that had used its quota
+ * then owes the part meant for the rest of the round), or after four round
+ * lengths, longer as other load makes the threads slower (400 ms at most).
+ * So the split is in proportion whatever share of the machine the process
+ * gets from other processes, and no CPU is left idle while a thread of the
+ * process wants it (work-conserving), up to one poll.
  *
  * Signal handler (SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for SIGRTMIN+N):
  *   - pauses only if its own CPU clock has passed the quota armed for the
@@ -65,6 +72,7 @@
 
 #include "affinity.h"
 #include "backend.h"
+#include "fault.h"
 #include "governor-cap.h"
 #include "governor-model.h"
 #include "governor-state.h"
@@ -78,9 +86,18 @@
 #define POLL_NS        2000000L   /* checks within a round */
 #define SCAN_MAX       64         /* threads whose clocks every poll reads */
 #define MISS_NS        20000000L  /* past its quota: it did not take the pause */
-#define ACTIVE_NS      500000L    /* used this much in a round: it wants CPU */
+#define ACTIVE_NS      500000L    /* ran or waited this much in a round: it wants CPU */
+#define WANT_MIN       0.05       /* ... or wants this much of a CPU (smoothed) */
+#define SMOOTH_NS      100000000.0 /* demand, rate, intake: averaged over about this */
 #define UNCONTENDED    0.95       /* demand below this part of the CPUs: no pauses */
-#define DEBT_ROUNDS    8          /* at most this many rounds' share owed */
+#define WAITED         0.10       /* run queue wait per run: other load */
+#define INTAKE_SLACK   1.05
+#define SATISFIED      0.98       /* a share this near its demand is all of it */
+#define RATE_MIN       0.05       /* weigh a group's thread by no less a rate */
+#define STRETCH_MAX    8.0        /* a round lasts at most this many times longer, */
+#define LIMIT_NS       400000000L /* ... or this long */
+#define DEBT_ROUNDS    8          /* at most this many rounds' share owed, */
+#define DEBT_MIN_NS    40000000.0 /* ... or this much */
 #define PUBLISH_NS     250000000L /* the state file for the tools */
 #define MAX_SLOTS      8192
 #define DEFAULT_SIGNAL 7          /* SIGRTMIN + 7 */
@@ -209,7 +226,7 @@ struct gthread {
 	clockid_t clk;
 	timer_t timer;
 	int has_timer;
-	int wants;                /* it ran, or was held back, last round */
+	int wants;                /* it ran lately, or was held back */
 	int paused;               /* it waits in the handler now */
 	int armed;                /* has a quota this round */
 	int sent;                 /* the pause signal went out this round */
@@ -218,7 +235,9 @@ struct gthread {
 	uint64_t quota;
 	double debt;              /* ns overrun, owed */
 	double demand;            /* CPUs it would use unhindered (smoothed) */
-	uint64_t run_last, wait_last; /* schedstat at the round's start */
+	double rate;              /* CPUs it gets while not paused (smoothed) */
+	uint64_t run_last, wait_last; /* schedstat ... */
+	uint64_t stat_at;         /* ... read then (CLOCK_MONOTONIC), 0: never */
 };
 
 /* An rgroup of this round (by model node), for the statistics. */
@@ -226,6 +245,9 @@ struct ggroup {
 	rgroup_id_t id;
 	uint64_t paused_ns;       /* its threads' paused time this round */
 	uint64_t missed;          /* pauses not taken this round */
+	double w, wr;             /* weigh_by_rate(): its threads' weights */
+	uint64_t quota, used;     /* pooled rounds: its armed threads' quotas, use */
+	double owed, share;       /* settle_round(): ... what they owe, their shares */
 };
 
 /* An array that grows with mmap (no malloc in the governor). */
@@ -241,6 +263,8 @@ static int mvec_fit(struct mvec *v, size_t n, size_t elem)
 
 	if (n <= v->cap)
 		return 0;
+	if (rgroup__fault_site(RGROUP__FAULT_GOV_MMAP) < 0)
+		return -ENOMEM;
 	while (cap < n)
 		cap *= 2;
 	p = v->p ? mremap(v->p, v->cap * elem, cap * elem, MREMAP_MAYMOVE)
@@ -269,7 +293,13 @@ static struct gov {
 	uint64_t poll_last;       /* CLOCK_MONOTONIC at the last poll */
 	uint64_t proc_last;       /* process CPU clock at the last poll */
 	int narmed;
-	double cpus;              /* the round's capacity (affinity) */
+	int asleep_end;           /* the round ends early: the rest are asleep */
+	int pooled;               /* this round, a group's threads share its quota */
+	double cpus;              /* the round's capacity */
+	double nominal;           /* ... the CPUs the threads may run on */
+	double intake;            /* CPUs the threads that want CPU got (smoothed) */
+	double waited;            /* their run queue wait per unit run (smoothed) */
+	double sum_run, sum_wait; /* settle_round(): this round's */
 	uint64_t polls;
 	uint64_t published;       /* CLOCK_MONOTONIC of the last state file */
 } gov;
@@ -320,7 +350,9 @@ static void make_timer(struct gthread *t)
 	ev.sigev_signo = sig_no;
 	ev.sigev_value.sival_int = t->slot;
 	ev._sigev_un._tid = t->tid;
-	t->has_timer = timer_create(t->clk, &ev, &t->timer) == 0;
+	/* Without a timer the thread is paused by the polls alone. */
+	t->has_timer = rgroup__fault_site(RGROUP__FAULT_GOV_TIMER) == 0 &&
+		       timer_create(t->clk, &ev, &t->timer) == 0;
 }
 
 static void forget(struct gthread *t)
@@ -471,32 +503,49 @@ static int runnable(pid_t tid)
 }
 
 /*
- * How much CPU the thread would use if nothing held it back: of the round's
- * time in which it was neither paused nor waiting for a CPU (schedstat's
- * run queue wait), the part it ran; 1 for a busy thread however crowded
- * the CPU, 0.4 for one that sleeps 60% of the time. Smoothed over rounds.
+ * How much CPU the thread would use if nothing held it back: of the time
+ * since its last reading in which it was neither paused nor waiting for a
+ * CPU (schedstat's run queue wait), the part it ran; 1 for a busy thread
+ * however crowded the CPU, 0.4 for one that sleeps 60% of the time.
+ * Smoothed over SMOOTH_NS, not over rounds: a round can be one burst of a
+ * thread that sleeps in between. Each thread's reading has its own time
+ * stamp: a thread is read only while it wants CPU. Returns the time it
+ * waited for a CPU since the last reading (ns).
  */
-static void measure_demand(struct gthread *t, uint64_t wall, uint64_t paused)
+static double smooth(double old, double x, double span)
+{
+	return old + span / (span + SMOOTH_NS) * (x - old);
+}
+
+static uint64_t measure_demand(struct gthread *t, uint64_t now, uint64_t paused)
 {
 	char buf[128], *end;
-	uint64_t run, wait;
+	uint64_t run, wait, waited = 0;
 
 	if (read_task(t->tid, "schedstat", buf, sizeof(buf)) < 0) {
 		t->demand = 1; /* no schedstat: every thread that ran is busy */
-		return;
+		return 0;
 	}
 	run = strtoull(buf, &end, 10);
 	wait = strtoull(end, NULL, 10);
-	if (t->run_last && wall > paused + POLL_NS) {
+	if (t->stat_at && now > t->stat_at + paused + POLL_NS) {
 		double r = (double)(run - t->run_last), w = (double)(wait - t->wait_last);
-		double avail = (double)(wall - paused) - w;
-		double d = avail > r ? r / avail : 1;
-		t->demand = (t->demand + d) / 2;
-	} else if (!t->run_last) {
+		double avail = (double)(now - t->stat_at - paused) - w;
+		double d = avail > r ? r / avail : 1, span = (double)(now - t->stat_at - paused);
+		double rate = r / span;
+		t->rate = t->rate > 0 ? smooth(t->rate, rate, span) : rate;
+		gov.sum_run += r;
+		gov.sum_wait += w;
+		t->demand = smooth(t->demand, d, span);
+	} else if (!t->stat_at) {
 		t->demand = 1;
 	}
+	if (t->stat_at)
+		waited = wait - t->wait_last;
 	t->run_last = run;
 	t->wait_last = wait;
+	t->stat_at = now;
+	return waited;
 }
 
 static void send_pause(struct gthread *t)
@@ -509,11 +558,30 @@ static void send_pause(struct gthread *t)
 	si.si_pid = getpid();
 	si.si_uid = getuid();
 	si.si_value.sival_int = t->slot;
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, sig_no, &si) == 0)
+	if (rgroup__fault_site(RGROUP__FAULT_GOV_SIGQUEUE) == 0 &&
+	    syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, sig_no, &si) == 0)
 		t->sent = 1;
 }
 
 /* ---- Rounds ------------------------------------------------------------- */
+
+/*
+ * On several CPUs, with few threads (every poll reads their clocks), the
+ * threads of a group share the group's quota: the group is paused when
+ * together they have used it. With uneven load one thread of a group runs
+ * faster than its sibling; with a quota each, it would sit paused while
+ * the other catches up, though the group is still below its share (and,
+ * on a CPU of its own, leave that CPU to other processes or idle). A
+ * thread's timer is then set at its group's quota, a backstop: the polls
+ * pause the group. On one CPU, or with many threads, each thread has its
+ * own quota and timer, which fires at the tick even when the governor's
+ * poll comes late (pooled on one CPU, over-committed was 36-60% off under
+ * load, 2.5-7% with a quota each).
+ */
+static int pooled_member(const struct gthread *t)
+{
+	return gov.pooled && t->armed && t->group > 0 && (size_t)t->group < gov.ng;
+}
 
 /* Settle the round that ends, while its paused threads still wait: each
  * armed thread's use against its quota. What it ran beyond the quota is
@@ -523,6 +591,9 @@ static void settle_round(void)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
+	gov.sum_run = gov.sum_wait = 0;
+	for (size_t g = 1; g < gov.ng; g++)
+		G(g).owed = G(g).share = 0;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		uint64_t c = clock_ns(t->clk), used = c > t->start ? c - t->start : 0;
@@ -541,25 +612,74 @@ static void settle_round(void)
 				g->paused_ns += paused;
 			__atomic_store_n(at, now, __ATOMIC_RELAXED); /* if it stays paused */
 		}
-		/* A thread that hardly ran and was not held back wants
-		 * little: no need to read its schedstat (with thousands of
-		 * parked threads that would be most of a round's cost). */
-		if (st == S_PAUSED || used >= ACTIVE_NS)
-			measure_demand(t, now - gov.round_start, paused);
-		else
-			t->demand /= 2;
+		/* A thread wants CPU if it was held back, ran ACTIVE_NS, or,
+		 * wanting it last round, waited that long for a CPU (on a
+		 * crowded machine a busy thread may wait on a run queue for a
+		 * whole round) or still wants WANT_MIN of a CPU on average (a
+		 * round can fall between two bursts of a sleeper). The
+		 * schedstat of one that wanted none and hardly ran is not read
+		 * (with thousands of parked threads that would be most of a
+		 * round's cost). */
+		int active = st == S_PAUSED || used >= ACTIVE_NS;
+		if (active || t->wants)
+			active |= measure_demand(t, now, paused) >= ACTIVE_NS ||
+				  t->demand >= WANT_MIN;
+		if (!active) {
+			t->demand = smooth(t->demand, 0, (double)(now - gov.round_start));
+			t->stat_at = 0;
+		}
 		t->paused = st == S_PAUSED;
 		if (g && st == S_MISSED)
 			g->missed++;
 		if (t->armed) {
 			double owed = t->debt + (double)used - (double)t->quota;
+			/* A round that ends early because the threads with
+			 * quota left sleep starts the next one, with fresh
+			 * quotas, before its time: a thread that used its
+			 * quota owes the part of it that was for the rest of
+			 * the round, or every sleep of a thread of great
+			 * weight would hand one of little weight a whole
+			 * quota more. */
+			if (gov.asleep_end && st == S_PAUSED && now < gov.round_start + gov.round_len)
+				owed += (double)t->quota * (double)(gov.round_start + gov.round_len - now) /
+					(double)gov.round_len;
+			/* A quota below the timer's tick (4 ms) is overrun
+			 * by most of a tick each round: what is owed must
+			 * be able to cover that, or a thread of little
+			 * weight keeps a multiple of its share. */
 			double cap = DEBT_ROUNDS * N(t->node).share * (double)gov.round_len;
+			if (cap < DEBT_MIN_NS)
+				cap = DEBT_MIN_NS;
+			if (pooled_member(t)) {
+				/* What it owes is its group's (below). */
+				G(t->group).owed += owed;
+				G(t->group).share += N(t->node).share;
+			}
 			t->debt = owed < 0 ? 0 : owed > cap ? cap : owed;
 		} else {
 			t->debt = 0;
 		}
-		t->wants = st == S_PAUSED || used >= ACTIVE_NS || (t->armed && t->quota == 0);
+		t->wants = active || (t->armed && t->quota == 0);
 		t->start = t->seen_ns = c;
+	}
+	/* In a pooled round a thread that used a sibling's unused quota owes
+	 * nothing its group does not: the group's debt, by share. */
+	for (size_t i = 0; gov.pooled && i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (!pooled_member(t) || G(t->group).share <= 0)
+			continue;
+		double owed = G(t->group).owed * N(t->node).share / G(t->group).share;
+		double cap = DEBT_ROUNDS * N(t->node).share * (double)gov.round_len;
+		if (cap < DEBT_MIN_NS)
+			cap = DEBT_MIN_NS;
+		t->debt = owed < 0 ? 0 : owed > cap ? cap : owed;
+	}
+	/* What the process's threads got, and whether they waited for it. */
+	if (gov.sum_run > 0) {
+		double wall = (double)(now - gov.round_start);
+		double in = gov.sum_run / wall, wt = gov.sum_wait / gov.sum_run;
+		gov.intake = gov.intake > 0 ? smooth(gov.intake, in, wall) : in;
+		gov.waited = smooth(gov.waited, wt, wall);
 	}
 }
 
@@ -637,6 +757,39 @@ static double capacity(void)
 	return CPU_COUNT(&all) ? CPU_COUNT(&all) : 1;
 }
 
+/*
+ * On several CPUs with uneven load (other processes', or a thread of the
+ * process that the model gives a CPU of its own), the busy threads of one
+ * group get unequal CPU while they run: at equal quotas the one on the
+ * quieter CPU would use its quota first and sit paused, a CPU it could use
+ * left to others, while its sibling catches up. So the wanting threads
+ * of a group share their weight among themselves in proportion to the CPU
+ * each gets while not paused (RATE_MIN at least): their sum, and so the
+ * group's split between its threads and its subgroups, stays the model's.
+ */
+static double rate_of(const struct gthread *t)
+{
+	return t->rate > RATE_MIN ? t->rate : RATE_MIN;
+}
+
+static void weigh_by_rate(void)
+{
+	for (size_t g = 1; g < gov.ng; g++)
+		G(g).w = G(g).wr = 0;
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (t->group > 0 && (size_t)t->group < gov.ng && N(t->node).demand > 0) {
+			G(t->group).w += N(t->node).weight;
+			G(t->group).wr += N(t->node).weight * rate_of(t);
+		}
+	}
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (t->group > 0 && (size_t)t->group < gov.ng && N(t->node).demand > 0)
+			N(t->node).weight *= rate_of(t) * G(t->group).w / G(t->group).wr;
+	}
+}
+
 /* Each thread's share of the process's CPUs from the model; 0 when no
  * thread wants CPU, when together they want less than the CPUs there are
  * (the kernel gives each what it wants: nothing to divide), or when there
@@ -644,7 +797,20 @@ static double capacity(void)
 static int solve(void)
 {
 	int nactive = 0;
-	double total = 0, cpus = gov.cpus = capacity();
+	double total = 0, cpus = gov.nominal = capacity();
+
+	/*
+	 * On one CPU shared with other load the process's threads get less
+	 * than the CPU: then the time they do get is what the model divides,
+	 * or a partly sleeping thread of little weight would keep the CPU
+	 * from one of great weight (the kernel treats both as equal tasks).
+	 * A little more than they got, so that it can grow back. Not on
+	 * several CPUs: other load is uneven across them, and pausing a
+	 * thread on one does not help one that waits on another.
+	 */
+	if (cpus == 1 && gov.waited > WAITED && gov.intake > 0 && gov.intake * INTAKE_SLACK < cpus)
+		cpus = gov.intake * INTAKE_SLACK;
+	gov.cpus = cpus;
 
 	if (mvec_fit(&gov.nodes, gov.ngroup_nodes + gov.nt, sizeof(struct model_node)) < 0)
 		return 0;
@@ -661,8 +827,11 @@ static int solve(void)
 		nactive += N(t->node).demand > 0;
 		total += N(t->node).demand;
 	}
-	if (total <= UNCONTENDED * cpus ||
-	    rgroup__model_solve(gov.nodes.p, gov.nnodes, cpus) < 0)
+	if (total <= UNCONTENDED * cpus)
+		return 0;
+	if (cpus > 1)
+		weigh_by_rate();
+	if (rgroup__model_solve(gov.nodes.p, gov.nnodes, cpus) < 0)
 		return 0;
 	return nactive;
 }
@@ -675,7 +844,7 @@ static void start_round(void)
 	int nactive = take_tree() ? solve() : 0;
 	int r = __atomic_load_n(&round_word, __ATOMIC_ACQUIRE) + 1;
 
-	gov.round_len = (uint64_t)SLICE_NS * nactive / (gov.cpus > 0 ? gov.cpus : 1);
+	gov.round_len = (uint64_t)SLICE_NS * nactive / (gov.nominal > 0 ? gov.nominal : 1);
 	if (gov.round_len < ROUND_NS)
 		gov.round_len = ROUND_NS;
 	if (!nactive && gov.nt > SCAN_MAX)
@@ -685,7 +854,12 @@ static void start_round(void)
 		struct gthread *t = &T(i);
 		double due = nactive ? N(t->node).share * gov.round_len : 0;
 		int was = t->armed;
-		t->armed = nactive && N(t->node).demand > 0 && due > 0;
+		/* A thread the model gives all it wants is not held back:
+		 * pausing it would only leave its CPU to other processes (or
+		 * idle) while a thread of the round with quota left waits on
+		 * another CPU. */
+		t->armed = nactive && N(t->node).demand > 0 && due > 0 &&
+			   N(t->node).share < SATISFIED * N(t->node).demand;
 		t->sent = 0;
 		if (!t->armed) {
 			if (was && t->has_timer)
@@ -706,6 +880,12 @@ static void start_round(void)
 	 * running is told with the signal once the round has begun.
 	 */
 	int npaused = 0;
+	gov.pooled = gov.nt <= SCAN_MAX && gov.nominal > 1;
+	for (size_t g = 1; g < gov.ng; g++)
+		G(g).quota = 0;
+	for (size_t i = 0; i < gov.nt; i++)
+		if (pooled_member(&T(i)))
+			G(T(i).group).quota += T(i).quota;
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		struct slot *sl;
@@ -714,7 +894,8 @@ static void start_round(void)
 		sl = &slots[t->slot];
 		if (!t->armed)
 			continue;
-		__atomic_store_n(&sl->expire, t->start + t->quota, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->expire, t->start + (pooled_member(t) && t->quota ?
+			G(t->group).quota : t->quota), __ATOMIC_RELAXED);
 		if (!t->quota && t->paused) {
 			__atomic_store_n(&sl->until, r + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&sl->word, WORD(r, S_PAUSED), __ATOMIC_RELEASE);
@@ -736,6 +917,7 @@ static void start_round(void)
 			send_pause(&T(i));
 	gov.round_start = gov.poll_last = clock_ns(CLOCK_MONOTONIC);
 	gov.proc_last = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	gov.asleep_end = 0;
 }
 
 /* The state file for `rgroup tree` and `rgroup top`, every PUBLISH_NS. */
@@ -769,16 +951,34 @@ static uint64_t scan(void)
 {
 	uint64_t sum = 0;
 
+	for (size_t g = 1; g < gov.ng; g++)
+		G(g).used = 0;
+	for (size_t i = 0; i < gov.nt; i++) {
+		struct gthread *t = &T(i);
+		if (still_running(t)) {
+			uint64_t c = clock_ns(t->clk);
+			sum += c > t->seen_ns ? c - t->seen_ns : 0;
+			t->seen_ns = c;
+		}
+		if (pooled_member(t))
+			G(t->group).used += t->seen_ns > t->start ? t->seen_ns - t->start : 0;
+	}
 	for (size_t i = 0; i < gov.nt; i++) {
 		struct gthread *t = &T(i);
 		if (!still_running(t))
 			continue;
 		struct slot *sl = &slots[t->slot];
-		uint64_t c = clock_ns(t->clk);
-		sum += c > t->seen_ns ? c - t->seen_ns : 0;
-		t->seen_ns = c;
-		if (c < sl->expire)
+		uint64_t c = t->seen_ns;
+		if (pooled_member(t)) {
+			if (G(t->group).used < G(t->group).quota)
+				continue;
+			/* The group's quota is used: its handler must see its
+			 * own quota as used too. */
+			if (c < __atomic_load_n(&sl->expire, __ATOMIC_RELAXED))
+				__atomic_store_n(&sl->expire, c, __ATOMIC_RELAXED);
+		} else if (c < sl->expire) {
 			continue;
+		}
 		if (!t->sent) {
 			send_pause(t);
 		} else if (c >= sl->expire + MISS_NS) {
@@ -790,6 +990,28 @@ static uint64_t scan(void)
 		}
 	}
 	return sum;
+}
+
+/*
+ * How long a round may last in wall time: four round lengths, longer by
+ * how much less than their CPUs the threads get (the quotas add up to the
+ * CPUs; on a machine with other load a round takes longer, and one cut
+ * short before the threads with the greater shares have used them gives
+ * everyone the same, as the kernel would), up to STRETCH_MAX times, but
+ * not beyond LIMIT_NS if four lengths are less: a group that has used its
+ * quota waits no longer than that for the others.
+ */
+static uint64_t round_limit(void)
+{
+	double f = gov.intake > 0 ? gov.nominal / gov.intake : 1;
+	uint64_t limit = 4 * gov.round_len;
+
+	if (!gov.narmed)
+		return gov.round_len;
+	if (f > 1)
+		limit = (uint64_t)((double)limit * (f < STRETCH_MAX ? f : STRETCH_MAX));
+	return limit > LIMIT_NS && limit > 4 * gov.round_len ?
+		(LIMIT_NS > 4 * gov.round_len ? LIMIT_NS : 4 * gov.round_len) : limit;
 }
 
 /* A poll within the round: 1 if the round is over. */
@@ -805,7 +1027,7 @@ static int poll_round(void)
 		__atomic_store_n(&gov.changed, 0, __ATOMIC_RELEASE);
 		return 1;
 	}
-	if (now - gov.round_start > (gov.narmed ? 4 : 1) * gov.round_len)
+	if (now - gov.round_start > round_limit())
 		return 1;
 	if (gov.narmed == 0)
 		return 0;
@@ -825,7 +1047,11 @@ static int poll_round(void)
 	if (__atomic_load_n(&running, __ATOMIC_ACQUIRE) <= 0)
 		return 1;
 	/* The threads that still have quota barely ran: are they all asleep? */
-	return used < since / 10 && all_asleep();
+	if (used < since / 10 && all_asleep()) {
+		gov.asleep_end = 1;
+		return 1;
+	}
+	return 0;
 }
 
 static void *gov_main(void *arg)
@@ -915,7 +1141,7 @@ static int gov_probe(void *priv, char *why, size_t len)
 static int install_handler(void)
 {
 	struct sigaction sa;
-	int sig;
+	int sig, r;
 
 	if (sig_no >= 0)
 		return 0;
@@ -926,6 +1152,9 @@ static int install_handler(void)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+	r = rgroup__fault_site(RGROUP__FAULT_GOV_SIGNAL);
+	if (r < 0)
+		return r;
 	if (sigaction(sig, &sa, NULL) < 0)
 		return -errno;
 	sig_no = sig;
@@ -993,7 +1222,9 @@ static int start_governor(void)
 	if (gov.state == G_RUNNING)
 		return 0;
 	gov.state = G_RUNNING; /* before it runs: it loops while this holds */
-	r = rgroup__start_helper(gov_main);
+	r = rgroup__fault_site(RGROUP__FAULT_GOV_THREAD);
+	if (r == 0)
+		r = rgroup__start_helper(gov_main);
 	if (r)
 		gov.state = G_NONE;
 	return r;

@@ -80,6 +80,12 @@ struct rgroup__backend {
 	 * 1 and the node, 0 (in none) or -errno. Finds threads the library
 	 * has not seen (plain pthread_create). */
 	int (*group_of)(void *priv, pid_t tid, struct rgroup__node **n);
+	/* Does usage() count the CPU time of threads that have exited (the
+	 * kernel keeps one counter per group)? 1: yes, and the core reads no
+	 * exiting thread's CPU clock (a system call that takes the run
+	 * queue's lock, on every tracked thread's exit: 3% of a thread's
+	 * create + join). Asked when the sgroup is attached. NULL: no. */
+	int (*counts_exited)(void *priv);
 	/* The backend's part of rgroup_info(): name, throttled time... NULL:
 	 * nothing to add. */
 	void (*info)(void *priv, const struct rgroup__node *n, struct rgroup_info *info);

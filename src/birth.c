@@ -25,8 +25,12 @@ static struct rgroup__core *const st = &rgroup__core;
 
 /*
  * What a new thread needs to start. When the creator waits (the default
- * birth with RGROUP_NEW), the record lives on its stack; otherwise on the
- * heap, and the thread frees it.
+ * birth with RGROUP_NEW), the record lives on its stack; otherwise it
+ * comes from a pool that the core lock guards: the creator takes one, the
+ * new thread puts it back under the lock it takes anyway to be tracked.
+ * Not malloc() and free(): a thread's first free() sets up its malloc
+ * cache (tcache_init, an arena) and its exit tears it down again, which
+ * was most of what same-group creation cost over pthread_create().
  */
 struct start {
 	void *(*fn)(void *);
@@ -36,7 +40,42 @@ struct start {
 	int wait;       /* the creator waits for the thread's placement */
 	int result;
 	int state;      /* only when wait: 0 pending, 1 done, 2 creator asleep */
+	struct start *next_free;
 };
+
+#define START_POOL_KEEP 64 /* records kept beyond those in use */
+
+static struct start *start_pool;  /* core lock */
+static unsigned int start_pool_len;
+
+/* A record for a thread about to start. Lock held; NULL: no memory. */
+static struct start *start_get(void)
+{
+	struct start *s = start_pool;
+
+	if (!s)
+		return rgroup__fault() < 0 ? NULL : malloc(sizeof(*s));
+	start_pool = s->next_free;
+	start_pool_len--;
+	/* A burst of creations leaves many behind: the creator (whose
+	 * malloc cache exists) trims them, one per creation. */
+	if (start_pool_len > START_POOL_KEEP) {
+		struct start *x = start_pool;
+
+		start_pool = x->next_free;
+		start_pool_len--;
+		free(x);
+	}
+	return s;
+}
+
+/* Lock held. */
+static void start_put(struct start *s)
+{
+	s->next_free = start_pool;
+	start_pool = s;
+	start_pool_len++;
+}
 
 /*
  * The creator waits for the new thread's placement. The thread needs a few
@@ -72,15 +111,20 @@ static void handoff_post(int *state)
 		syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* The new thread's first steps: into its group, tracked, then the
- * caller's function. */
+/*
+ * The new thread's first steps: into its group, tracked, then the
+ * caller's function, whose end (return, pthread_exit, cancellation) a
+ * cleanup handler sees. Not the pthread key that adopted threads use
+ * (tree.c): a thread that ever set a key value pays at its exit for a
+ * walk of every key.
+ */
 static void *trampoline(void *p)
 {
 	struct start *s = p;
 	void *(*fn)(void *) = s->fn;
-	void *arg = s->arg;
+	void *arg = s->arg, *ret;
 	struct rgroup__node *n = s->node;
-	int r = 0;
+	int r = 0, wait = s->wait;
 
 	if (s->place)
 		r = st->be->place(st->be->priv, n, rgroup__self_tid());
@@ -89,16 +133,19 @@ static void *trampoline(void *p)
 		rgroup__track(n);
 		n->pending--;   /* on failure, the creator's abandon() does it */
 	}
+	if (!wait)
+		start_put(s);   /* s is another thread's after the unlock */
 	rgroup__unlock();
-	if (!s->wait) {
-		free(s);
-	} else {
+	if (wait) {
 		s->result = r;
 		handoff_post(&s->state); /* s is gone after this */
 		if (r)
 			return NULL;
 	}
-	return fn(arg);
+	pthread_cleanup_push(rgroup__thread_exit, &rgroup__self);
+	ret = fn(arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 /* Undo a group made for a thread that did not start. Lock held. */
@@ -150,10 +197,12 @@ linked:
 /*
  * Start the thread through the backend's birth, or the default: create,
  * then the thread places itself, with the creator waiting when it must
- * report the placement's failure (a fresh group: RGROUP_NEW). 0 or a
+ * report the placement's failure (a fresh group: RGROUP_NEW). `pooled` is
+ * the record from start_get() when the creator does not wait (NULL when
+ * it does); on failure the caller puts it back. Called unlocked; 0 or a
  * negative errno.
  */
-static int birth(struct rgroup__node *n, int fresh, pthread_t *thread,
+static int birth(struct rgroup__node *n, int fresh, struct start *pooled, pthread_t *thread,
 		 const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	struct start local = { .fn = fn, .arg = arg, .node = n }, *s = &local;
@@ -162,27 +211,18 @@ static int birth(struct rgroup__node *n, int fresh, pthread_t *thread,
 	r = rgroup__fault();
 	if (r < 0)
 		return r;
-	if (st->be->birth) {
-		local.wait = 0;
-	} else {
-		local.place = fresh;
-		local.wait = fresh;
-	}
-	if (!local.wait) {
-		s = malloc(sizeof(*s));
-		if (!s)
-			return -EAGAIN;
-		*s = local;
+	local.wait = !st->be->birth && fresh;
+	local.place = local.wait;
+	if (pooled) {
+		*pooled = local;
+		s = pooled;
 	}
 	if (st->be->birth)
 		r = st->be->birth(st->be->priv, n, fresh, thread, attr, trampoline, s);
 	else
 		r = pthread_create(thread, attr, trampoline, s);
-	if (r) {
-		if (s != &local)
-			free(s);
+	if (r)
 		return -r;
-	}
 	if (!local.wait)
 		return 0;
 	handoff_wait(&s->state);
@@ -201,6 +241,7 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 					unsigned int flags, void *(*fn)(void *), void *arg)
 {
 	struct rgroup__node *n;
+	struct start *pooled = NULL;
 	int r, err, fresh = flags & RGROUP_NEW;
 
 	/* Internally 0 or a negative errno, like every library function;
@@ -225,12 +266,18 @@ RGROUP__EXPORT int rgroup_thread_create(pthread_t *thread, const pthread_attr_t 
 	}
 	n->pending++;
 	r = rgroup__start_keeper();
+	/* The creator waits, and the record is on its stack, only in the
+	 * default birth of a fresh group (see birth()). */
+	if (r == 0 && (st->be->birth || !fresh) && !(pooled = start_get()))
+		r = -EAGAIN;
 	if (r == 0) {
 		rgroup__unlock();
-		r = birth(n, fresh, thread, attr, fn, arg);
+		r = birth(n, fresh, pooled, thread, attr, fn, arg);
 		if (r == 0)
 			return 0;
 		rgroup__lock();
+		if (pooled)
+			start_put(pooled);   /* no thread took it */
 	}
 	abandon(n, fresh);
 out:

@@ -206,7 +206,7 @@ void rgroup__cs_fork_child(struct rgroup__cs *cs)
 	char buf[24];
 
 	if (cs->procsfd >= 0) {
-		rgroup__cg_fmt_int(buf, syscall(SYS_getpid));
+		rgroup__cg_itoa(buf, syscall(SYS_getpid));
 		(void)!pwrite(cs->procsfd, buf, strlen(buf), 0);
 	}
 	rgroup__cs_detach(cs);
@@ -220,6 +220,6 @@ int rgroup__cs_place_self(struct rgroup__cs *cs, const struct rgroup__node *n)
 
 	if (fd < 0)
 		return 0;
-	rgroup__cg_fmt_int(buf, syscall(SYS_gettid));
+	rgroup__cg_itoa(buf, syscall(SYS_gettid));
 	return pwrite(fd, buf, strlen(buf), 0) < 0 ? -errno : 0;
 }

@@ -87,6 +87,10 @@ int rgroup__cg_open(int dirfd, const char *file, int flags);
 int rgroup__cg_write(int dirfd, const char *file, const char *val);
 int rgroup__cg_write_fd(int fd, const char *val);
 int rgroup__cg_write_int(int fd, long long val);
+/* val in decimal into buf (24 bytes); returns buf. Async-signal-safe
+ * (fork child, vfork child), and cheap: weight writes are a hot path
+ * (PRIO_RGRP), where snprintf() cost 7%. */
+char *rgroup__cg_itoa(char *buf, long long val);
 /* Reads the whole file (NUL-terminated); returns length or -errno. */
 int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
 int rgroup__cg_read_fd(int fd, char *buf, size_t len);
@@ -109,9 +113,6 @@ int rgroup__cg_moved_from(const char *ctrl, const char *path);
  * touches a live process's groups or anything not named by rgroup.
  * Returns the number of directories removed or -errno. */
 int rgroup__cg_gc(int sgroupfd);
-/* Async-signal-safe decimal formatting (fork child, exec in a vfork
- * child: snprintf is not on the list); buf holds 24 bytes. */
-void rgroup__cg_fmt_int(char *buf, long v);
 /* Move each thread listed in file `tids` (below dirfd) to placefd. */
 int rgroup__cg_move_all(int dirfd, const char *tids, int placefd);
 /* Call fn(tid, arg) for each thread in n's group itself, from its

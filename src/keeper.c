@@ -218,7 +218,7 @@ void rgroup__thread_exit(void *p)
 	rgroup__lock();
 	n = t->node;
 	if (n) {
-		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		if (st->exit_clock && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 			n->usage_dead_ns += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		rgroup__untrack(t);
 	}
@@ -438,6 +438,7 @@ int rgroup__attach(void)
 	if (r < 0)
 		return r;
 	st->attached = 1;
+	st->exit_clock = !st->be->counts_exited || st->be->counts_exited(st->be->priv) != 1;
 	return 0;
 }
 

@@ -6,8 +6,9 @@
  *
  * A manager thread re-weighting its workers' groups is the common case,
  * so a tracked `who` is found in O(1) (tree.c's tid table) and costs no
- * system call but the weight's write, and a write that would not change
- * the weight is not made at all.
+ * system call but the weight's write (and, when a top-level group's nice
+ * goes down, one reading of the caller's nice), and a write that would not
+ * change the weight is not made at all.
  */
 #include <errno.h>
 #include <limits.h>
@@ -93,7 +94,11 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 		errno = -r;
 		return -1;
 	}
-	if (!n->parent && nice < rgroup__my_nice() && !rgroup__can_nice(nice))
+	/* Rule 6 as PRIO_PROCESS applies it to a task: raising a nice value
+	 * (less weight) is always allowed, lowering it needs a value at or
+	 * above the caller's own nice, or can_nice(). So the caller's nice is
+	 * read only when a top-level group's nice goes down. */
+	if (!n->parent && nice < n->nice && nice < rgroup__my_nice() && !rgroup__can_nice(nice))
 		r = -EACCES;
 	else if (st->dismantled || !n->bound)
 		r = -ENODEV;

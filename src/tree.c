@@ -138,10 +138,38 @@ void rgroup__unlock(void)
 	}
 }
 
+/*
+ * The tid without a system call where the C library allows:
+ * pthread_getcpuclockid() computes the thread's CPU clock id from the tid
+ * the C library keeps, in the kernel's encoding ((~tid << 3) | 6, as
+ * rgroup__clock_usage() builds it), so the tid reads back from it. A new
+ * thread asks first thing, and same-group creation pays for every system
+ * call. Checked against gettid() at the first call in the process; if the
+ * encoding differs, every thread asks the kernel.
+ */
+static pid_t clock_tid(void)
+{
+	clockid_t cid;
+
+	if (pthread_getcpuclockid(pthread_self(), &cid) != 0 || (cid & 7) != 6)
+		return 0;
+	return (pid_t)~(cid >> 3);
+}
+
 pid_t rgroup__self_tid(void)
 {
-	if (!rgroup__self.tid)
-		rgroup__self.tid = (pid_t)syscall(SYS_gettid);
+	static int from_clock = -1;       /* -1: not checked yet */
+
+	if (!rgroup__self.tid) {
+		pid_t tid = __atomic_load_n(&from_clock, __ATOMIC_RELAXED) == 1 ? clock_tid() : 0;
+
+		if (tid <= 0) {
+			tid = (pid_t)syscall(SYS_gettid);
+			if (__atomic_load_n(&from_clock, __ATOMIC_RELAXED) < 0)
+				__atomic_store_n(&from_clock, clock_tid() == tid, __ATOMIC_RELAXED);
+		}
+		rgroup__self.tid = tid;
+	}
 	return rgroup__self.tid;
 }
 
@@ -401,10 +429,12 @@ struct rgroup__node *rgroup__node_of(pid_t tid, int *err)
 		return NULL;
 	}
 	if (self) {
-		if (n)
+		if (n) {
 			rgroup__track(n);
-		else
+			pthread_setspecific(st->key, &rgroup__self);
+		} else {
 			rgroup__self.known = 1;
+		}
 	}
 	return n;
 }

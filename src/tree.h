@@ -102,6 +102,8 @@ static inline void *rgroup__node_priv(const struct rgroup__node *n)
 struct rgroup__core {
 	const struct rgroup__backend *be; /* tree.c; NULL: none can enforce here */
 	int attached;                     /* keeper.c: the backend holds the sgroup */
+	int exit_clock;                   /* keeper.c: read an exiting thread's
+	                                   * CPU clock (be->counts_exited) */
 	int shutdown;                     /* keeper.c: the process is exiting */
 	int dismantled;                   /* spawn.c: exec in progress, groups unbound */
 	pid_t pid;                        /* tree.c */
@@ -195,7 +197,9 @@ struct rgroup__node *rgroup__node_of(pid_t tid, int *err);
 /* The tracked thread tid, or NULL. O(1). */
 struct rgroup__thread *rgroup__thread_by_tid(pid_t tid);
 /* Make the calling thread a tracked member of n; and the reverse, for a
- * thread that exits. Lock held. */
+ * thread that exits. Lock held. The caller makes sure that
+ * rgroup__thread_exit() runs when the thread ends (the pthread key, or a
+ * cleanup handler around the thread's function). */
 void rgroup__track(struct rgroup__node *n);
 void rgroup__untrack(struct rgroup__thread *t);
 /* The same for the record t of any thread (t->tid set): enter.c tracks a

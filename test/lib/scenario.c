@@ -403,8 +403,7 @@ int rgt_schedstat(pid_t tid, struct rgt_schedstat *st)
 	return ok ? 0 : -1;
 }
 
-/* Is node j node i or below it? */
-static int below(int j, int i)
+int rgt_scn_below(int j, int i)
 {
 	while (j > 0 && j != i)
 		j = rgt_scn.sc->n[j].parent;
@@ -470,7 +469,7 @@ void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
 			for (int j = 1; j < sc->count; j++) {
 				double run, wait, span, blocked;
 
-				if (!below(j, y) || sc->n[j].kind == 'P')
+				if (!rgt_scn_below(j, y) || sc->n[j].kind == 'P')
 					continue;
 				run = s1[j].run - s0[j].run;
 				wait = s1[j].wait - s0[j].wait;

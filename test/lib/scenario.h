@@ -116,6 +116,8 @@ int rgt_scn_start(const struct rgt_scenario *sc);
 void rgt_scn_stop(void);
 /* The CPU seconds of every node itself (not its subtree) into v[]. */
 void rgt_scn_read(double *v);
+/* Is node j of the running scenario node i or below it? */
+int rgt_scn_below(int j, int i);
 /* Node i and everything below it, from a reading. */
 double rgt_scn_subtree(const double *v, int i);
 /* Set the demand of node i's own thread, and of the threads (not the
