@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * executor.c - a pool whose work items run in their work group's rgroup
- * (issue 13). Built only on the public API of <rgroup.h>, so it works on
- * every backend, the native one included, and knows nothing of any.
+ * (issue 13). Built on the public API of <rgroup.h> (and the core's rule
+ * 6 judge, prio.c), so it works on every backend, the native one
+ * included, and knows nothing of any.
  *
  * Where the threads live. A work group G that has work has one rgroup, and
  * in it one *anchor* thread and up to max_workers *workers*:
@@ -66,8 +67,9 @@
 #include <unistd.h>
 
 #include "rgroup.h"
+#include "tree.h"
+#include "weight.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 #define IDLE_MS_DEFAULT   1000
 #define MAX_WORKERS_LIMIT 1024
@@ -121,42 +123,15 @@ static uint64_t thread_cpu_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int clamp_nice(int nice)
-{
-	return nice < -20 ? -20 : nice > 19 ? 19 : nice;
-}
-
-static int my_nice(void)
-{
-	int saved = errno, nice;
-
-	errno = 0;
-	nice = getpriority(PRIO_PROCESS, (id_t)gettid_());
-	if (nice == -1 && errno)
-		nice = 0;
-	errno = saved;
-	return nice;
-}
-
 /*
  * Rule 6 for a top-level rgroup, judged for the calling thread before the
  * group has an rgroup to ask the library about (when it has one, the
- * library judges: rgroup_setpriority()). The kernel's can_nice():
- * RLIMIT_NICE allows down to 20 - rlim_cur, CAP_SYS_NICE anything.
+ * library judges: rgroup_setpriority()): at or above the caller's own
+ * nice, or what can_nice() allows.
  */
 static int may_nice(int nice)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	struct rlimit rl;
-
-	if (nice >= my_nice())
-		return 1;
-	if (getrlimit(RLIMIT_NICE, &rl) == 0 &&
-	    (rl.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice) <= rl.rlim_cur))
-		return 1;
-	return syscall(SYS_capget, &h, d) == 0 &&
-	       (d[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32)));
+	return nice >= rgroup__my_nice() || rgroup__can_nice(nice);
 }
 
 /* Options structs that can grow (libbpf's rule): a caller's struct may be
@@ -749,7 +724,7 @@ static void *anchor_main(void *arg)
 	/* A new top-level rgroup starts at its creator's nice, a nested one
 	 * at 0 (rule 6); the pool lock keeps rgroup_exec_group_setnice()
 	 * from changing g->nice between this and the state becoming A_UP. */
-	if (g->nice != (p->top_level && !g->parent ? my_nice() : 0) &&
+	if (g->nice != (p->top_level && !g->parent ? rgroup__my_nice() : 0) &&
 	    rgroup_setpriority(PRIO_RGRP, 0, g->nice) < 0) {
 		G_LOCK(g);
 		g->error = errno;
@@ -851,7 +826,7 @@ static void *root_main(void *arg)
 
 /* ---- Pools ------------------------------------------------------------ */
 
-EXPORT int rgroup_exec_create(rgroup_exec_t *out, const struct rgroup_exec_opts *opts)
+RGROUP__EXPORT int rgroup_exec_create(rgroup_exec_t *out, const struct rgroup_exec_opts *opts)
 {
 	struct rgroup_exec_opts o = { .sz = sizeof(o) };
 	struct rgroup_info info = { .sz = sizeof(info) };
@@ -950,7 +925,7 @@ static void close_groups(struct xgroup *list)
 	}
 }
 
-EXPORT int rgroup_exec_shutdown(rgroup_exec_t pool)
+RGROUP__EXPORT int rgroup_exec_shutdown(rgroup_exec_t pool)
 {
 	struct xpool *p = pool_lock(pool);
 
@@ -995,7 +970,7 @@ static struct xgroup *group_lock_pool(rgroup_exec_group_t id)
 	return g;
 }
 
-EXPORT int rgroup_exec_group_create(rgroup_exec_t pool, const char *name,
+RGROUP__EXPORT int rgroup_exec_group_create(rgroup_exec_t pool, const char *name,
 				    const struct rgroup_exec_group_opts *opts,
 				    rgroup_exec_group_t *out)
 {
@@ -1019,7 +994,7 @@ EXPORT int rgroup_exec_group_create(rgroup_exec_t pool, const char *name,
 		return -ENAMETOOLONG;
 	/* Without opts: where a new rgroup would start (rule 6), i.e. the
 	 * caller's nice for a top-level rgroup (set below), else 0. */
-	o.nice = clamp_nice(o.nice);
+	o.nice = rgroup__clamp_nice(o.nice);
 	if (o.parent) {
 		parent = group_lock_pool(o.parent);
 		if (!parent)
@@ -1043,7 +1018,7 @@ EXPORT int rgroup_exec_group_create(rgroup_exec_t pool, const char *name,
 		goto out;
 	}
 	if (!opts && !parent && p->top_level)
-		o.nice = my_nice();
+		o.nice = rgroup__my_nice();
 	if (!parent && p->top_level && !may_nice(o.nice)) {
 		r = -EACCES;
 		goto out;
@@ -1076,7 +1051,7 @@ out:
 	return r;
 }
 
-EXPORT int rgroup_exec_group_setnice(rgroup_exec_group_t group, int nice)
+RGROUP__EXPORT int rgroup_exec_group_setnice(rgroup_exec_group_t group, int nice)
 {
 	struct xgroup *g = group_lock_pool(group);
 	struct xpool *p;
@@ -1085,7 +1060,7 @@ EXPORT int rgroup_exec_group_setnice(rgroup_exec_group_t group, int nice)
 	if (!g)
 		return -ENOENT;
 	p = g->pool;
-	nice = clamp_nice(nice);
+	nice = rgroup__clamp_nice(nice);
 	if (g->a.state == A_UP) {
 		/* It has an rgroup: the library applies rule 6 itself. */
 		if (rgroup_setpriority(PRIO_RGRP, (id_t)g->a.tid, nice) < 0)
@@ -1138,7 +1113,7 @@ anchor:
 	return sum;
 }
 
-EXPORT int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_group_info *info)
+RGROUP__EXPORT int rgroup_exec_group_info(rgroup_exec_group_t group, struct rgroup_exec_group_info *info)
 {
 	struct rgroup_exec_group_info out = { .sz = sizeof(out) };
 	struct xgroup *g;
@@ -1204,7 +1179,7 @@ static int ring_grow(struct xgroup *g)
 	return 0;
 }
 
-EXPORT int rgroup_exec_submit(rgroup_exec_group_t group, void (*fn)(void *), void *arg)
+RGROUP__EXPORT int rgroup_exec_submit(rgroup_exec_group_t group, void (*fn)(void *), void *arg)
 {
 	struct xgroup *g = (struct xgroup *)slot_at(&groups, group);
 	struct worker *w = NULL;
@@ -1385,7 +1360,7 @@ static uint64_t *pool_groups(struct xpool *p, size_t *n)
 	return ids;
 }
 
-EXPORT int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int timeout_ms)
+RGROUP__EXPORT int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int timeout_ms)
 {
 	uint64_t until = timeout_ms < 0 ? 0 : now_ns() + (uint64_t)timeout_ms * 1000000u + 1;
 	struct xpool *p;
@@ -1439,7 +1414,7 @@ EXPORT int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int t
 	}
 }
 
-EXPORT int rgroup_exec_cancel(rgroup_exec_t pool, rgroup_exec_group_t group)
+RGROUP__EXPORT int rgroup_exec_cancel(rgroup_exec_t pool, rgroup_exec_group_t group)
 {
 	struct xpool *p;
 	struct xgroup *g;
@@ -1540,7 +1515,7 @@ static int destroy_locked(struct xpool *p, struct xgroup *g, unsigned int flags)
 	return canceled;
 }
 
-EXPORT int rgroup_exec_group_destroy(rgroup_exec_group_t group, unsigned int flags)
+RGROUP__EXPORT int rgroup_exec_group_destroy(rgroup_exec_group_t group, unsigned int flags)
 {
 	struct xgroup *g;
 	struct xpool *p;
@@ -1581,7 +1556,7 @@ static struct xgroup *free_leaf(struct xgroup *list)
 	return NULL;
 }
 
-EXPORT int rgroup_exec_destroy(rgroup_exec_t pool, unsigned int flags)
+RGROUP__EXPORT int rgroup_exec_destroy(rgroup_exec_t pool, unsigned int flags)
 {
 	struct xpool *p;
 	long canceled = 0;
