@@ -16,6 +16,12 @@ build=${RGROUP_BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build"
 ninja -C "$build"
 
+# The native suite boots the patched kernel: build it first (cached: seconds).
+if [ -z "${RGROUP_NATIVE_KERNEL:-}" ] && { [ $# -eq 0 ] || [[ " $* " == *" native "* ]]; }; then
+	RGROUP_NATIVE_KERNEL=$(scripts/kernel.sh | tail -n 1) || RGROUP_NATIVE_KERNEL=
+	export RGROUP_NATIVE_KERNEL
+fi
+
 set +e
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@"
 set -e
