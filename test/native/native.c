@@ -101,11 +101,16 @@ int nt_raw_start(struct nt_raw *t, uint64_t flags, int (*fn)(void *), void *arg)
 	struct nt_clone_args ca;
 	long r;
 
-	t->stack_size = 64 * 1024;
-	t->stack = mmap(NULL, t->stack_size, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (t->stack == MAP_FAILED)
-		return -errno;
+	t->own_stack = !t->stack;
+	if (t->own_stack) {
+		t->stack_size = 64 * 1024;
+		t->stack = mmap(NULL, t->stack_size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (t->stack == MAP_FAILED) {
+			t->stack = NULL;
+			return -errno;
+		}
+	}
 	t->ctid = 1;
 	memset(&ca, 0, sizeof(ca));
 	ca.flags = NT_THREAD_FLAGS | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID | flags;
@@ -115,8 +120,11 @@ int nt_raw_start(struct nt_raw *t, uint64_t flags, int (*fn)(void *), void *arg)
 	ca.stack_size = t->stack_size;
 	r = nt_clone3(&ca, sizeof(ca), fn, arg);
 	if (r < 0) {
-		munmap(t->stack, t->stack_size);
-		t->stack = NULL;
+		t->ctid = 0;
+		if (t->own_stack) {
+			munmap(t->stack, t->stack_size);
+			t->stack = NULL;
+		}
 		return (int)r;
 	}
 	t->tid = (pid_t)r;
@@ -131,8 +139,10 @@ void nt_raw_join(struct nt_raw *t)
 		return;
 	while ((v = t->ctid) != 0)
 		syscall(SYS_futex, &t->ctid, FUTEX_WAIT, v, NULL, NULL, 0);
-	munmap(t->stack, t->stack_size);
-	t->stack = NULL;
+	if (t->own_stack) {
+		munmap(t->stack, t->stack_size);
+		t->stack = NULL;
+	}
 }
 
 static int nt_rt_exit(void *arg)
@@ -548,6 +558,31 @@ pid_t nt_spinner(void)
 			;
 	}
 	return pid;
+}
+
+int nt_keepalive_start(pid_t *pids, int max)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = 0;
+	for (long i = 0; i < ncpu && n < max; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct sched_param sp = { 0 };
+			if (sched_setscheduler(0, SCHED_IDLE, &sp))
+				_exit(1);
+			for (;;)
+				;
+		}
+		if (pid > 0)
+			pids[n++] = pid;
+	}
+	return n;
+}
+
+void nt_keepalive_stop(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		nt_kill(pids[i]);
 }
 
 void nt_kill(pid_t pid)

@@ -54,9 +54,12 @@ struct nt_raw {
 	volatile int ctid;   /* cleared by the kernel when the thread exits */
 	void *stack;
 	size_t stack_size;
+	int own_stack;       /* nt_raw_start() mapped it */
 };
 
-/* Start; returns the tid, or -errno (clone3's error) with nothing left. */
+/* Start; returns the tid, or -errno (clone3's error) with nothing left.
+ * With t->stack already set (and t->stack_size), that stack is used and
+ * kept: nt_raw_join() then only waits. */
 int nt_raw_start(struct nt_raw *t, uint64_t flags, int (*fn)(void *), void *arg);
 /* Wait for the thread's exit and free its stack. */
 void nt_raw_join(struct nt_raw *t);
@@ -178,6 +181,15 @@ pid_t nt_fork(int (*fn)(void *), void *arg);
 int nt_wait(pid_t pid);
 /* fork() a single-threaded busy process; kill it with nt_kill(). */
 pid_t nt_spinner(void);
+/*
+ * Keep every vCPU busy with a SCHED_IDLE spinner (one process per CPU, in
+ * no rgroup): under TCG a halted vCPU wakes for an IPI only when the host
+ * schedules its thread again, which on a loaded host takes milliseconds per
+ * cross-CPU wakeup; a spinning vCPU takes the IPI at once, and SCHED_IDLE
+ * tasks yield to any other task immediately. Returns how many it started.
+ */
+int nt_keepalive_start(pid_t *pids, int max);
+void nt_keepalive_stop(pid_t *pids, int n);
 void nt_kill(pid_t pid);
 
 /* Cases that need a fresh process (enter once, one rgroup per thread ...):

@@ -4,9 +4,10 @@
 # run-native.sh - run one native-kernel selftest in the VM on the patched
 # kernel (kernel/patches), through test/vm/run-in-vm.sh.
 #
-# usage: run-native.sh [--mem MB] [--single-tcg] -- RUN-IN-VM-ARGS...
+# usage: run-native.sh [--mem MB] [--single-tcg] [--append ARGS] -- RUN-IN-VM-ARGS...
 #
 #   --mem MB       guest memory (default RGROUP_VM_MEM or 512)
+#   --append ARGS  more kernel command line (e.g. slub_debug=F)
 #   --single-tcg   without KVM, run both vCPUs in one TCG thread
 #                  (-accel tcg,thread=single): the CPU-share tests. With a
 #                  thread per vCPU, a loaded host stops one vCPU and not the
@@ -46,10 +47,12 @@ skip() {
 mem=${RGROUP_VM_MEM:-512}
 accel=${RGROUP_VM_ACCEL:-}
 single=
+append=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mem) mem=$2; shift 2 ;;
 	--single-tcg) single=1; shift ;;
+	--append) append+=" $2"; shift 2 ;;
 	--) shift; break ;;
 	*) echo "$me: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -79,7 +82,7 @@ done < <(env | grep '^RGROUP_NATIVE_[A-Z_]*=' | grep -v '^RGROUP_NATIVE_KERNEL='
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 RGROUP_VM_MEM=$mem RGROUP_VM_ACCEL=$accel \
-	RGROUP_VM_APPEND="slab_nomerge loglevel=4 ${RGROUP_VM_APPEND:-}" \
+	RGROUP_VM_APPEND="slab_nomerge loglevel=4$append ${RGROUP_VM_APPEND:-}" \
 	"$root/test/vm/run-in-vm.sh" --kernel "$kernel" "${envs[@]}" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
