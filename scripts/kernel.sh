@@ -114,15 +114,20 @@ fi
 start=$(date +%s)
 deb=${RGROUP_KERNEL_DEB:-}
 if [ -z "$deb" ]; then
-	deb=$(ls "$cache"/src/"${pkg}"_*.deb 2>/dev/null | while read -r d; do
-		[ "$(deb_version "$d")" = "$version" ] && echo "$d"; done | head -n 1)
+	for d in "$cache"/src/"${pkg}"_*.deb; do
+		if [ -f "$d" ] && [ "$(deb_version "$d")" = "$version" ]; then
+			deb=$d
+			break
+		fi
+	done
 fi
 if [ -z "$deb" ]; then
 	say "fetching $pkg $version (apt-get download, ~140 MB)"
 	rm -rf "$cache/src"
 	mkdir -p "$cache/src"
 	(cd "$cache/src" && apt-get download "$pkg=$version" >&2) || die "apt-get download $pkg failed"
-	deb=$(ls "$cache"/src/"${pkg}"_*.deb | head -n 1)
+	for d in "$cache"/src/"${pkg}"_*.deb; do deb=$d; done
+	[ -f "$deb" ] || die "apt-get download left no $pkg .deb in $cache/src"
 fi
 
 build=$cache/build-$key

@@ -560,31 +560,6 @@ pid_t nt_spinner(void)
 	return pid;
 }
 
-int nt_keepalive_start(pid_t *pids, int max)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int n = 0;
-	for (long i = 0; i < ncpu && n < max; i++) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			struct sched_param sp = { 0 };
-			if (sched_setscheduler(0, SCHED_IDLE, &sp))
-				_exit(1);
-			for (;;)
-				;
-		}
-		if (pid > 0)
-			pids[n++] = pid;
-	}
-	return n;
-}
-
-void nt_keepalive_stop(pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		nt_kill(pids[i]);
-}
-
 void nt_kill(pid_t pid)
 {
 	if (pid > 0) {

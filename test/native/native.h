@@ -181,15 +181,6 @@ pid_t nt_fork(int (*fn)(void *), void *arg);
 int nt_wait(pid_t pid);
 /* fork() a single-threaded busy process; kill it with nt_kill(). */
 pid_t nt_spinner(void);
-/*
- * Keep every vCPU busy with a SCHED_IDLE spinner (one process per CPU, in
- * no rgroup): under TCG a halted vCPU wakes for an IPI only when the host
- * schedules its thread again, which on a loaded host takes milliseconds per
- * cross-CPU wakeup; a spinning vCPU takes the IPI at once, and SCHED_IDLE
- * tasks yield to any other task immediately. Returns how many it started.
- */
-int nt_keepalive_start(pid_t *pids, int max);
-void nt_keepalive_stop(pid_t *pids, int n);
 void nt_kill(pid_t pid);
 
 /* Cases that need a fresh process (enter once, one rgroup per thread ...):

@@ -31,7 +31,9 @@
  *                       1: the calling thread's next clone with CLONE_THREAD
  *                       behaves as with CLONE_NEWRGRP (for pthread_create);
  *                       0: cancel. Consumed by that clone whether it
- *                       succeeds or fails; not inherited; cleared by exec.
+ *                       succeeds or fails (a clone3() with unreadable or
+ *                       malformed arguments leaves it pending); not
+ *                       inherited; cleared by exec.
  *   PR_RGROUP_GET_NEXT_NEW
  *                       returns 1 if the request is pending, else 0. Also
  *                       the probe: EINVAL means no rgroup support.
