@@ -145,10 +145,6 @@ static void pair(const char *what, const char *na, op_fn a, const char *nb, op_f
 	fflush(stdout);
 }
 
-struct bench_job {
-	int dummy;
-};
-
 static int bench_job(void *p)
 {
 	cpu_set_t set;

@@ -768,3 +768,17 @@ int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
 		fails += nt_near("CPUs used (cpu.max)", total / (t1 - t0), sc->capacity, tolerance);
 	return fails;
 }
+
+int nt_scn_measure_tries(const struct nt_scenario *sc, struct nt_run *r, double warmup,
+			 double seconds, double tolerance, int attempts)
+{
+	int fails = 0;
+	for (int i = 1; i <= attempts; i++) {
+		fails = nt_scn_measure(sc, r, i == 1 ? warmup : 0, seconds, tolerance);
+		if (!fails)
+			break;
+		if (i < attempts)
+			fprintf(stderr, "  window %d of %d off, measuring again\n", i, attempts);
+	}
+	return fails;
+}

@@ -149,6 +149,10 @@ int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r);
  * for shares under 10%, 0.005 absolute also passes). */
 int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
 		   double warmup, double seconds, double tolerance);
+/* Up to `attempts` windows (the warm-up before the first only): 0 as soon
+ * as one is within tolerance, else the last window's count. */
+int nt_scn_measure_tries(const struct nt_scenario *sc, struct nt_run *r, double warmup,
+			 double seconds, double tolerance, int attempts);
 void nt_scn_stop(const struct nt_scenario *sc, struct nt_run *r);
 
 /* Time. */

@@ -57,13 +57,7 @@ struct scenario {
 /* Up to ATTEMPTS windows: the first one within tolerance passes. */
 static int measure(const struct scenario *s, struct nt_run *r)
 {
-	for (int i = 1; i <= ATTEMPTS; i++) {
-		if (!nt_scn_measure(&s->sc, r, i == 1 ? WARMUP_S : 0, MEASURE_S, TOLERANCE))
-			return 0;
-		if (i < ATTEMPTS)
-			fprintf(stderr, "  window %d of %d off, measuring again\n", i, ATTEMPTS);
-	}
-	return 1;
+	return nt_scn_measure_tries(&s->sc, r, WARMUP_S, MEASURE_S, TOLERANCE, ATTEMPTS) != 0;
 }
 
 static int scenario_child(void *p)
