@@ -14,7 +14,7 @@
  *
  * Tolerance: 5% relative error per compared entity (its fraction of the
  * CPU time the scenario's cgroup got), or 0.005 absolute for an entity
- * under 10% of it; the first of up to three 6 s windows within tolerance
+ * under 10% of it; the first of up to four 6 s windows within tolerance
  * passes. Why these: on two CPUs a group's weight is split between the
  * CPUs by its runnable load there (PELT averages) and the load balancer
  * evens loads out in steps, so the kernel's split is exact only on
@@ -43,7 +43,7 @@
 #define WARMUP_S 1.0
 #define MEASURE_S 6.0
 #define TOLERANCE 0.05
-#define ATTEMPTS 3
+#define ATTEMPTS 4
 
 struct scenario {
 	const char *name;
