@@ -55,6 +55,11 @@
  *   usage_ns: CPU time of the rgroup and its nested rgroups; attached: 0
  *   when an administrator moved this thread alone out of its rgroup
  *   tree's cgroup (it is then scheduled as a plain thread there).
+ *
+ * /proc/PID/rgroups (read-only): one line per rgroup of the process that has
+ *   a live thread in it or below it, parents first:
+ *   "id parent depth nice usage_ns threads\n", threads = the live threads in
+ *   that rgroup itself (0: it only holds nested rgroups). Empty: no rgroups.
  */
 #ifndef RGROUP_UAPI_H
 #define RGROUP_UAPI_H

@@ -78,6 +78,30 @@ static long slab_settle(const char *cache, long want)
 	return v;
 }
 
+/* The line of rgroup id in /proc/self/rgroups, and how many lines. */
+struct rgs_line {
+	uint64_t id, parent;
+	unsigned int depth, threads;
+	int nice;
+	uint64_t usage;
+};
+
+static int rgroups_find(uint64_t id, struct rgs_line *out)
+{
+	char buf[8192];
+	int lines = 0;
+	if (nt_read_file("/proc/self/rgroups", buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		struct rgs_line r;
+		lines++;
+		if (sscanf(l, "%" SCNu64 " %" SCNu64 " %u %d %" SCNu64 " %u", &r.id, &r.parent,
+			   &r.depth, &r.nice, &r.usage, &r.threads) == 6 && r.id == id && out)
+			*out = r;
+	}
+	return lines;
+}
+
 /* --- rule 7 --------------------------------------------------------------- */
 
 struct fork_result {
@@ -252,10 +276,25 @@ static void rule3_destruction(void)
 	CHECK(sm.err == 0 && sl.err == 0, "mid and leaf");
 	long three = slab_active("task_group");
 	CHECK(three == base + 3, "three rgroups, three task groups: %ld (want %ld)", three, base + 3);
-	uint64_t leaf_id = nt_rg_id(leaf.tid);
+	uint64_t leaf_id = nt_rg_id(leaf.tid), mid_id = nt_rg_id(mid.tid), top_id = nt_rg_id(top.tid);
 	struct nt_rg l;
 	nt_agent_stop(&mid);
 	nt_agent_stop(&top);
+	/* top and mid have no thread now: only /proc/PID/rgroups shows them */
+	struct rgs_line rt = { 0 }, rm = { 0 }, rl = { 0 };
+	int lines = rgroups_find(top_id, &rt);
+	rgroups_find(mid_id, &rm);
+	rgroups_find(leaf_id, &rl);
+	fprintf(stderr, "  /proc/self/rgroups: %d lines; top %" PRIu64 " (%u threads), "
+		"mid %" PRIu64 " parent %" PRIu64 " (%u threads), leaf parent %" PRIu64 " (%u)\n",
+		lines, rt.id, rt.threads, rm.id, rm.parent, rm.threads, rl.parent, rl.threads);
+	CHECK(lines == 3, "three rgroups listed: %d", lines);
+	CHECK(rt.id == top_id && rt.parent == 0 && rt.depth == 1 && rt.threads == 0,
+	      "top: listed, no thread of its own");
+	CHECK(rm.id == mid_id && rm.parent == top_id && rm.depth == 2 && rm.threads == 0,
+	      "mid: listed under top, no thread of its own");
+	CHECK(rl.id == leaf_id && rl.parent == mid_id && rl.depth == 3 && rl.threads == 1,
+	      "leaf: under mid, one thread");
 	long still = slab_settle("task_group", base + 2);
 	CHECK(still == base + 3, "with their threads gone, top and mid stay for leaf: %ld (want %ld)",
 	      still, base + 3);
@@ -294,6 +333,7 @@ static void proc_file(void)
 	      !strcmp(line, "0 0 0 0 0 0\n"),
 	      "a thread in no rgroup reads \"0 0 0 0 0 0\": \"%s\"", line);
 	CHECK(nt_write_file("/proc/thread-self/rgroup", "1") < 0, "read-only");
+	CHECK(rgroups_find(0, NULL) == 0, "/proc/self/rgroups of a process without rgroups is empty");
 
 	CHECK(nt_agent_start(&a, 1) == 0, "agent in a new rgroup");
 	nt_agent_run(&a, start_sub_job, &sb);
@@ -311,6 +351,13 @@ static void proc_file(void)
 	CHECK(fields == 6 && line[strlen(line) - 1] == '\n', "six fields and a newline");
 	CHECK(ra.depth == 1 && ra.parent == 0 && ra.nice == 3 && ra.attached == 1, "a's line");
 	CHECK(rb.depth == 2 && rb.parent == ra.id && rb.nice == -4 && rb.attached == 1, "b's line");
+	struct rgs_line la = { 0 }, lb = { 0 };
+	CHECK(rgroups_find(ra.id, &la) == 2 && rgroups_find(rb.id, &lb) == 2,
+	      "/proc/self/rgroups lists a and b");
+	CHECK(la.parent == 0 && la.depth == 1 && la.nice == 3 && la.threads == 1 &&
+	      lb.parent == ra.id && lb.depth == 2 && lb.nice == -4 && lb.threads == 1,
+	      "their lines: a %" PRIu64 "/%u/%d/%u, b %" PRIu64 "/%u/%d/%u", la.parent, la.depth,
+	      la.nice, la.threads, lb.parent, lb.depth, lb.nice, lb.threads);
 
 	/* usage: two spinners in b for a second; b's and a's usage grow by
 	 * their CPU time (a's includes its nested rgroups). */
