@@ -54,6 +54,10 @@ struct scenario {
 	int renice_group, renice_to;
 };
 
+/* rule9_cpu_weight's channel to the scenario: [0] the scenario waits on
+ * (until closed), [1] it reports on; -1: no one measures beside it. */
+static int hold_fds[4] = { -1, -1, -1, -1 }; /* [2], [3]: the other ends */
+
 /* Up to ATTEMPTS windows: the first one within tolerance passes. */
 static int measure(const struct scenario *s, struct nt_run *r)
 {
@@ -68,6 +72,10 @@ static int scenario_child(void *p)
 	rgt_failures = 0; /* this child's own count */
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (hold_fds[1] >= 0) {
+		close(hold_fds[2]);
+		close(hold_fds[3]);
+	}
 	if (s->one_cpu) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -86,6 +94,16 @@ static int scenario_child(void *p)
 				s->renice_to);
 			rgt_failures += measure(s, r);
 		}
+	}
+	/* rule9_cpu_weight measures beside us: report, and keep running
+	 * until it is done */
+	if (hold_fds[1] >= 0) {
+		int fails = rgt_failures;
+		char c;
+		if (write(hold_fds[1], &fails, sizeof(fails)) != sizeof(fails))
+			rgt_failures++;
+		while (read(hold_fds[0], &c, 1) > 0)
+			;
 	}
 	nt_scn_stop(&s->sc, r);
 	return rgt_failures ? 1 : 0;
@@ -172,11 +190,101 @@ static void rule9_cpu_max(void)
 	run_scenario(&sc);
 }
 
+/* A process with four busy threads, in no rgroup: the competitor. */
+static int plain_busy_child(void *arg)
+{
+	struct nt_spinners sp = { .n = 4 };
+	(void)arg;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (nt_spinners_job(&sp))
+		return 1;
+	pause();
+	return 0;
+}
+
+static long usage_usec(const char *cg)
+{
+	char path[300], buf[1024];
+	snprintf(path, sizeof(path), "%s/cpu.stat", cg);
+	if (nt_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	char *p = strstr(buf, "usage_usec ");
+	return p ? atol(p + 11) : -1;
+}
+
+/*
+ * Rule 9: the cgroup's cpu.weight still applies to everything below it.
+ * Siblings x (weight 100, a process with two rgroups of two busy threads,
+ * nice 0 and 5) and y (weight 300, a process with four busy threads): x
+ * gets a quarter of the two CPUs, measured with the cgroups' own cpu.stat,
+ * and inside x the rgroups split that half CPU 1024:335.
+ */
+static void rule9_cpu_weight(void)
+{
+	static const struct scenario in_x = {
+		.name = "cpu.weight", .renice_group = -1,
+		.sc = { .nprocs = 0, .ngroups = 2, .capacity = 0.5,
+			.g = { { -1, 0, 2, "A (2 threads)" },
+			       { -1, 5, 2, "B (2 threads)" } } },
+	};
+	char w[256], x[256], y[256], path[300];
+
+	CHECK(nt_cg_make("wtop", w, sizeof(w)) == 0, "wtop");
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", w);
+	CHECK(nt_write_file(path, "+cpu") == 0, "+cpu in wtop");
+	CHECK(nt_cg_make("wtop/x", x, sizeof(x)) == 0 && nt_cg_make("wtop/y", y, sizeof(y)) == 0,
+	      "x, y");
+	snprintf(path, sizeof(path), "%s/cpu.weight", x);
+	CHECK(nt_write_file(path, "100") == 0, "x: cpu.weight 100");
+	snprintf(path, sizeof(path), "%s/cpu.weight", y);
+	CHECK(nt_write_file(path, "300") == 0, "y: cpu.weight 300");
+
+	CHECK(nt_cg_move(y, getpid()) == 0, "into y");
+	pid_t comp = nt_fork(plain_busy_child, NULL);
+	int to_scen[2], from_scen[2];
+	CHECK(pipe(to_scen) == 0 && pipe(from_scen) == 0, "pipes");
+	hold_fds[0] = to_scen[0];
+	hold_fds[1] = from_scen[1];
+	hold_fds[2] = to_scen[1];
+	hold_fds[3] = from_scen[0];
+	CHECK(nt_cg_move(x, getpid()) == 0, "into x");
+	pid_t scen = nt_fork(scenario_child, (void *)&in_x);
+	CHECK(nt_cg_move(NT_SG "/self", getpid()) == 0, "back");
+	hold_fds[0] = hold_fds[1] = hold_fds[2] = hold_fds[3] = -1;
+	close(to_scen[0]);
+	close(from_scen[1]);
+
+	/* the cgroups' split over windows inside the scenario's measurement */
+	int ok = 0;
+	nt_sleep(WARMUP_S + 0.5);
+	for (int i = 1; i <= ATTEMPTS && !ok; i++) {
+		long x0 = usage_usec(x), y0 = usage_usec(y);
+		nt_sleep(MEASURE_S);
+		long x1 = usage_usec(x), y1 = usage_usec(y);
+		double fx = (double)(x1 - x0) / (double)((x1 - x0) + (y1 - y0));
+		double err = fabs(fx - 0.25) / 0.25;
+		fprintf(stderr, "  cgroup x (weight 100)        actual %.4f expected 0.2500 error %5.1f%% "
+			"(tolerance %.0f%%)%s\n", fx, 100 * err, 100 * TOLERANCE,
+			err <= TOLERANCE ? "" : "  <-- off");
+		ok = err <= TOLERANCE;
+	}
+	CHECK(ok, "x's share of the two cgroups' CPU time follows cpu.weight");
+	int fails = -1;
+	CHECK(read(from_scen[0], &fails, sizeof(fails)) == sizeof(fails) && fails == 0,
+	      "the split inside x (%d off)", fails);
+	close(to_scen[1]);
+	close(from_scen[0]);
+	int rc = nt_wait(scen);
+	CHECK(rc == 0, "the scenario in x exited %d", rc);
+	nt_kill(comp);
+}
+
 static const struct rgt_case cases[] = {
 	{ "rule4_article_split", rule4_article_split },
 	{ "rule4_nested_nice", rule4_nested_nice },
 	{ "rule5_renice", rule5_renice },
 	{ "rule9_cpu_max", rule9_cpu_max },
+	{ "rule9_cpu_weight", rule9_cpu_weight },
 };
 
 int main(int argc, char **argv)
