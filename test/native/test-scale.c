@@ -492,6 +492,10 @@ int main(int argc, char **argv)
 	nt_write_file("/proc/sys/kernel/threads-max", "100000");
 	pthread_attr_init(&small);
 	pthread_attr_setstacksize(&small, 64 * 1024);
+	/* the task groups there are before any work of ours */
+	struct slabs first;
+	long mem;
+	baseline(&first, &mem);
 	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 	if (nt_check_kernel_log())
 		rgt_failures++;
