@@ -99,8 +99,9 @@ fi
 
 # --- build -------------------------------------------------------------------
 
-# shellcheck source=deps.sh
+# shellcheck source=scripts/deps.sh
 . "$root/scripts/deps.sh"
+# shellcheck disable=SC2086 # a list of package names
 install_deps $RGROUP_KERNEL_DEPS >&2 || die "missing build dependencies"
 
 mkdir -p "$cache"
@@ -155,7 +156,7 @@ obj=$build/obj
 } >>"$log" 2>&1 || die "configuration failed (see $log)"
 # Every option a fragment asks for must have taken (a dependency missing in
 # this source would silently drop it).
-missing=
+untaken=
 while read -r line; do
 	case $line in
 	CONFIG_*=*) opt=${line%%=*} want=${line#*=} ;;
@@ -164,9 +165,9 @@ while read -r line; do
 	esac
 	got=$(sed -n "s/^$opt=//p" "$obj/.config")
 	[ -n "$got" ] || got=n
-	[ "$got" = "$want" ] || missing+=" $opt=$want(got $got)"
+	[ "$got" = "$want" ] || untaken+=" $opt=$want(got $got)"
 done < <(cat "${fragments[@]}")
-[ -z "$missing" ] || die "configuration options did not take:$missing"
+[ -z "$untaken" ] || die "configuration options did not take:$untaken"
 
 say "building bzImage with -j$jobs (8-11 minutes on 2 CPUs; log: $log)"
 if ! make -C "$src" O="$obj" -j"$jobs" bzImage >>"$log" 2>&1; then
