@@ -6,9 +6,13 @@
 # build: compiler, meson, ninja, pkg-config, ncurses (rgroup top);
 # demo plots: gnuplot; unit tests: cmocka; VM suite: qemu, a static
 # busybox, cpio, static libc (libc6-dev); `rgroup top` test: tmux;
-# `rgroup run` on real programs: qemu again, and the JVM (keytool).
+# `rgroup run` on real programs: qemu again, and the JVM (keytool);
+# native suite: RGROUP_KERNEL_DEPS.
 RGROUP_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config libncurses-dev gnuplot-nox"
 RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux openjdk-17-jre-headless"
+# the native kernel (scripts/kernel.sh): Debian's linux-source-6.1 is fetched
+# with apt-get download and built with these.
+RGROUP_KERNEL_DEPS="gcc make flex bison bc libelf-dev xz-utils patch util-linux"
 
 install_deps() {
 	local missing=() p

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build rgroup and run every test suite (unit, system, vm, tools, install),
-# then print "N passed, N failed". Installs its Debian packages when run
+# Build rgroup and run every test suite (unit, system, vm, native, tools,
+# install), then print "N passed, N failed". The native suite boots the
+# patched kernel of kernel/, built first by scripts/kernel.sh (cached). Installs its Debian packages when run
 # as root.
 #
 #   ./scripts/test.sh                 all suites
@@ -19,6 +20,12 @@ install_deps $RGROUP_BUILD_DEPS $RGROUP_TEST_DEPS
 build=${RGROUP_BUILD_DIR:-build}
 configure_build "$build" -Dtests=true
 ninja -C "$build"
+
+# The native suite boots the patched kernel: build it first (cached: seconds).
+if [ -z "${RGROUP_NATIVE_KERNEL:-}" ] && { [ $# -eq 0 ] || [[ " $* " == *" native "* ]]; }; then
+	RGROUP_NATIVE_KERNEL=$(scripts/kernel.sh | tail -n 1) || RGROUP_NATIVE_KERNEL=
+	export RGROUP_NATIVE_KERNEL
+fi
 
 # Busy outside processes, started here and stopped here (by their pids).
 hogs=()

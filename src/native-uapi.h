@@ -31,7 +31,9 @@
  *                       1: the calling thread's next clone with CLONE_THREAD
  *                       behaves as with CLONE_NEWRGRP (for pthread_create);
  *                       0: cancel. Consumed by that clone whether it
- *                       succeeds or fails; not inherited; cleared by exec.
+ *                       succeeds or fails (a clone3() with unreadable or
+ *                       malformed arguments leaves it pending); not
+ *                       inherited; cleared by exec.
  *   PR_RGROUP_GET_NEXT_NEW
  *                       returns 1 if the request is pending, else 0. Also
  *                       the probe: EINVAL means no rgroup support.
@@ -53,6 +55,11 @@
  *   usage_ns: CPU time of the rgroup and its nested rgroups; attached: 0
  *   when an administrator moved this thread alone out of its rgroup
  *   tree's cgroup (it is then scheduled as a plain thread there).
+ *
+ * /proc/PID/rgroups (read-only): one line per rgroup of the process that has
+ *   a live thread in it or below it, parents first:
+ *   "id parent depth nice usage_ns threads\n", threads = the live threads in
+ *   that rgroup itself (0: it only holds nested rgroups). Empty: no rgroups.
  */
 #ifndef RGROUP_NATIVE_UAPI_H
 #define RGROUP_NATIVE_UAPI_H

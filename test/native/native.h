@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native.h - shared code of the native-kernel selftests (native.c, compiled
+ * once): raw clone3() threads, PR_RGROUP and PRIO_RGRP wrappers, the /proc
+ * rgroup file, CPU clocks, cgroup2 helpers, and the kernel log check that
+ * fails a test on any lockdep / might_sleep / BUG / WARN splat.
+ *
+ * The programs call the syscalls directly, as a selftest would: no rgroup
+ * library is involved. They run as root in the VM (test/vm/run-in-vm.sh)
+ * on the patched kernel, started in the cgroup /sys/fs/cgroup/sg-test.
+ */
+#ifndef RGROUP_NATIVE_H
+#define RGROUP_NATIVE_H
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "check.h"
+#include "native-uapi.h"
+#include "parse.h"
+
+/* One line of /proc/PID/task/TID/rgroup. */
+/* One line of /proc/PID/task/TID/rgroup (src/parse.h). */
+#define nt_rg rgroup__kgroup
+
+/* Read thread tid's rgroup line (pid 0: this process). 0 or -errno. */
+int nt_rg_read(pid_t pid, pid_t tid, struct nt_rg *rg);
+/* The id of tid's rgroup in this process; 0 for none; (uint64_t)-1 on error. */
+uint64_t nt_rg_id(pid_t tid);
+
+/* prctl(PR_RGROUP, ...) and the PRIO_RGRP calls: -1 and errno on error. */
+int nt_set_next_new(int on);
+int nt_get_next_new(void);
+int nt_enter(pid_t tid, unsigned long flags);
+int nt_setprio(pid_t who, int nice);
+int nt_getprio(pid_t who);     /* glibc's getpriority(): the nice value */
+long nt_getprio_raw(pid_t who); /* the raw syscall: 20 - nice */
+pid_t nt_gettid(void);
+
+/*
+ * A raw clone3() thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+ * CLONE_THREAD | CLONE_SYSVSEM plus `flags`) running fn(arg) on its own
+ * stack. fn must not touch libc state that lives in TLS (errno included):
+ * it shares the creating thread's TLS. The nt_rt_* functions below are safe.
+ */
+struct nt_raw {
+	pid_t tid;
+	volatile int ctid;   /* cleared by the kernel when the thread exits */
+	void *stack;
+	size_t stack_size;
+	int own_stack;       /* nt_raw_start() mapped it */
+};
+
+/* Start; returns the tid, or -errno (clone3's error) with nothing left.
+ * With t->stack already set (and t->stack_size), that stack is used and
+ * kept: nt_raw_join() then only waits. */
+int nt_raw_start(struct nt_raw *t, uint64_t flags, int (*fn)(void *), void *arg);
+/* Wait for the thread's exit and free its stack. */
+void nt_raw_join(struct nt_raw *t);
+/* Raw clone3() call with a given struct: the errno value, or 0 (the thread
+ * ran fn and exited: joined already). For error cases. */
+int nt_raw_try(uint64_t flags, int cgroup_fd);
+
+/* Thread bodies for raw threads: arg points to an int. */
+int nt_rt_wait(void *flag);  /* sleep until *flag != 0 (futex) */
+int nt_rt_spin(void *stop);  /* spin until *stop != 0 */
+void nt_wake(volatile int *flag); /* set *flag = 1 and wake waiters */
+
+/* pthread_create() with PR_RGROUP_SET_NEXT_NEW when new_group: 0 or errno. */
+int nt_pthread(pthread_t *t, int new_group, void *(*fn)(void *), void *arg);
+
+/*
+ * An agent: a pthread (optionally in a new rgroup) that runs jobs in its own
+ * context, so that a test can make a thread inside an rgroup create threads
+ * or call PRIO_RGRP. Jobs may use libc.
+ */
+struct nt_agent {
+	pthread_t thread;
+	pid_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int (*job)(void *);
+	void *arg;
+	int result, busy, stop, started;
+};
+
+/* Start (new_group: with PR_RGROUP_SET_NEXT_NEW); 0 or an errno value. */
+int nt_agent_start(struct nt_agent *a, int new_group);
+/* Run job(arg) in the agent's thread and return its result. */
+int nt_agent_run(struct nt_agent *a, int (*job)(void *), void *arg);
+/* Let the agent exit and join it. */
+void nt_agent_stop(struct nt_agent *a);
+
+/*
+ * Busy pthreads, started by the calling thread (so in its rgroup); from
+ * another thread, through an agent: nt_agent_run(a, nt_spinners_job, s).
+ * Set s->n (at most NT_MAX_SPIN) first.
+ */
+#define NT_MAX_SPIN 64
+struct nt_spinners {
+	int n;
+	int stop;
+	struct nt_spinner {
+		pthread_t thread;
+		pid_t tid;
+		struct nt_spinners *set;
+	} s[NT_MAX_SPIN];
+};
+int nt_spinners_job(void *spinners);   /* start; 0 or an errno value */
+void nt_spinners_stop(struct nt_spinners *s);
+double nt_spinners_cpu(struct nt_spinners *s); /* their CPU time, seconds */
+
+/*
+ * CPU-distribution scenarios against the reference model (src/model.h):
+ * single-threaded busy processes and a tree of rgroups with busy threads,
+ * built in the calling process (whose main thread must sleep meanwhile).
+ */
+#define NT_MAXG 8
+#define NT_MAXP 4
+struct nt_scenario {
+	int nprocs;                /* single-threaded busy processes */
+	int ngroups;
+	struct {
+		int parent;        /* index of the parent rgroup, -1: top-level */
+		int nice;
+		int threads;       /* busy threads of its own */
+		const char *label;
+	} g[NT_MAXG];
+	double capacity;           /* CPUs the scenario's cgroup can get */
+	int cpu_max;               /* also compare the CPUs used with capacity */
+};
+struct nt_run {
+	struct nt_agent agent[NT_MAXG];
+	struct nt_spinners spin[NT_MAXG];
+	pid_t proc[NT_MAXP];
+	int nice[NT_MAXG];
+};
+/* Build it: 0 or an errno value (then nt_scn_stop() cleans up). */
+int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r);
+/* Warm up, measure `seconds`, print each entity's share of the CPU time the
+ * scenario got beside the model's, with relative error and tolerance.
+ * Returns the number of entities off by more than `tolerance` (relative;
+ * for shares under 10%, 0.005 absolute also passes). */
+int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
+		   double warmup, double seconds, double tolerance);
+/* Up to `attempts` windows (the warm-up before the first only): 0 as soon
+ * as one is within tolerance, else the last window's count. */
+int nt_scn_measure_tries(const struct nt_scenario *sc, struct nt_run *r, double warmup,
+			 double seconds, double tolerance, int attempts);
+void nt_scn_stop(const struct nt_scenario *sc, struct nt_run *r);
+
+/* Time. */
+double nt_now(void);                 /* CLOCK_MONOTONIC, seconds */
+void nt_sleep(double s);
+double nt_thread_cpu(pid_t tid);     /* a thread of this process, seconds */
+double nt_proc_cpu(pid_t pid);       /* any process, seconds */
+
+/* Files. */
+int nt_write_file(const char *path, const char *s);   /* 0 or -errno */
+int nt_read_file(const char *path, char *buf, size_t size); /* length or -errno */
+
+/*
+ * cgroup2: the test's own system group. nt_cg_init() moves the program
+ * into SG/self and enables +cpu (+cpuset) for SG's children, so that
+ * nt_cg_make() can create sibling cgroups with the cpu controller.
+ * nt_cg_cleanup() moves the program back and removes what it made.
+ */
+#define NT_SG "/sys/fs/cgroup/sg-test"
+int nt_cg_init(void);
+int nt_cg_make(const char *name, char *path, size_t size); /* NT_SG/name */
+int nt_cg_move(const char *cg, pid_t pid);   /* write pid to cgroup.procs */
+void nt_cg_cleanup(void);
+/* A recursive listing of /sys/fs/cgroup's directories (malloc'ed). */
+char *nt_cg_listing(void);
+
+/* fork() a child that runs fn(arg) and _exit()s with its return value. */
+pid_t nt_fork(int (*fn)(void *), void *arg);
+/* Wait for a child: its exit status, or 128 + signal. */
+int nt_wait(pid_t pid);
+/* fork() a single-threaded busy process; kill it with nt_kill(). */
+pid_t nt_spinner(void);
+void nt_kill(pid_t pid);
+
+/* Cases that need a fresh process (enter once, one rgroup per thread ...):
+ * run fn in a fork()ed child and CHECK that it exits 0. */
+int nt_child_run(int (*fn)(void *), void *arg);
+#define nt_in_child(what, fn, arg)                                           \
+	do {                                                                 \
+		int rc_ = nt_child_run(fn, arg);                             \
+		CHECK(rc_ == 0, "%s: the child exited %d", (what), rc_);     \
+	} while (0)
+
+/*
+ * The kernel log: the number of lines that show a lockdep report, a
+ * sleep-in-atomic report, a BUG, a WARNING, an oops or an RCU stall
+ * (printed), -1 if it cannot be read. Every program checks it last
+ * (NT_MAIN does) and fails unless it is 0.
+ */
+int nt_check_kernel_log(void);
+
+/* The kernel has rgroups? Otherwise the program skips (rgt_skip_all). */
+void nt_require_rgroups(void);
+
+#define NT_MAIN(cases)                                                       \
+	int main(int argc, char **argv)                                      \
+	{                                                                    \
+		nt_require_rgroups();                                        \
+		int rc_ = rgt_main(cases, sizeof(cases) / sizeof(cases[0]),  \
+				   argc, argv);                              \
+		if (nt_check_kernel_log())                                   \
+			rgt_failures++;                                      \
+		return rgt_failures ? 1 : rc_;                               \
+	}
+
+#endif /* RGROUP_NATIVE_H */

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-prio.c - rules 5 and 6 on the native kernel: setpriority(PRIO_RGRP)
+ * and getpriority(PRIO_RGRP), clamping, the error cases, and who may lower
+ * a top-level rgroup's nice value (RLIMIT_NICE, CAP_SYS_NICE), run partly
+ * as an unprivileged user.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "native.h"
+
+#include <grp.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+/* Start an agent from inside another agent (so in, or nested under, its
+ * rgroup). */
+struct sub_agent {
+	struct nt_agent *agent;
+	int new_group, err;
+};
+
+static int start_sub_job(void *p)
+{
+	struct sub_agent *n = p;
+	n->err = nt_agent_start(n->agent, n->new_group);
+	return 0;
+}
+
+struct prio_job {
+	pid_t who;
+	int nice, ret, err;
+};
+
+static int set_job(void *p)
+{
+	struct prio_job *j = p;
+	j->ret = nt_setprio(j->who, j->nice);
+	j->err = errno;
+	return 0;
+}
+
+static int get_job(void *p)
+{
+	struct prio_job *j = p;
+	j->ret = nt_getprio(j->who);
+	j->err = errno;
+	return 0;
+}
+
+static int line_nice(pid_t tid)
+{
+	struct nt_rg rg;
+	return nt_rg_read(0, tid, &rg) ? -100 : rg.nice;
+}
+
+static void prio_set_get(void)
+{
+	struct nt_agent a, b;
+	struct prio_job j;
+
+	CHECK(nt_agent_start(&a, 1) == 0, "agent in a new rgroup");
+	CHECK(nt_setprio(a.tid, 5) == 0, "set nice 5 by tid: %s", strerror(errno));
+	CHECK(nt_getprio(a.tid) == 5, "glibc getpriority: %d", nt_getprio(a.tid));
+	CHECK(nt_getprio_raw(a.tid) == 15, "raw getpriority returns 20 - nice: %ld",
+	      nt_getprio_raw(a.tid));
+	CHECK(line_nice(a.tid) == 5, "the /proc line says nice 5: %d", line_nice(a.tid));
+
+	j = (struct prio_job){ .who = 0, .nice = 7 };
+	nt_agent_run(&a, set_job, &j);
+	CHECK(j.ret == 0, "who 0 inside the rgroup: %s", strerror(j.err));
+	j = (struct prio_job){ .who = 0 };
+	nt_agent_run(&a, get_job, &j);
+	CHECK(j.ret == 7, "getpriority(PRIO_RGRP, 0) inside: %d", j.ret);
+
+	/* a second member: the value belongs to the rgroup, not the thread */
+	struct sub_agent sb = { &b, 0, 0 };
+	nt_agent_run(&a, start_sub_job, &sb);
+	CHECK(sb.err == 0 && nt_rg_id(b.tid) == nt_rg_id(a.tid), "b joins a's rgroup");
+	CHECK(nt_getprio(b.tid) == 7, "b sees the rgroup's nice: %d", nt_getprio(b.tid));
+	CHECK(nt_setprio(b.tid, -2) == 0 && nt_getprio(a.tid) == -2, "set through b, read through a");
+	nt_agent_stop(&b);
+	nt_agent_stop(&a);
+}
+
+static void prio_clamp(void)
+{
+	struct nt_agent a;
+
+	CHECK(nt_agent_start(&a, 1) == 0, "agent in a new rgroup");
+	CHECK(nt_setprio(a.tid, 100) == 0 && nt_getprio(a.tid) == 19, "100 clamps to 19: %d",
+	      nt_getprio(a.tid));
+	CHECK(nt_setprio(a.tid, -100) == 0 && nt_getprio(a.tid) == -20, "-100 clamps to -20 (root): %d",
+	      nt_getprio(a.tid));
+	CHECK(nt_setprio(a.tid, 0) == 0 && nt_getprio(a.tid) == 0, "back to 0");
+	nt_agent_stop(&a);
+}
+
+/* A child process with a thread in an rgroup: its tid, through a pipe. */
+static int other_process(void *arg)
+{
+	int *fds = arg;   /* read end from the parent, write end to it, and
+			   * the two ends the parent keeps */
+	struct nt_agent a;
+	char c;
+
+	close(fds[2]);
+	close(fds[3]);
+	if (nt_agent_start(&a, 1))
+		return 1;
+	if (write(fds[1], &a.tid, sizeof(a.tid)) != sizeof(a.tid))
+		return 1;
+	/* until the parent closes its end */
+	while (read(fds[0], &c, 1) > 0)
+		;
+	nt_agent_stop(&a);
+	return 0;
+}
+
+static void prio_errors(void)
+{
+	struct nt_agent b;
+	int fds[2], back[2];
+	pid_t other_tid = 0;
+
+	CHECK(nt_setprio(0, 1) == -1 && errno == EINVAL, "the caller in no rgroup: EINVAL");
+	CHECK(nt_getprio(0) == -1 && errno == EINVAL, "get, the caller in no rgroup: EINVAL");
+	CHECK(nt_agent_start(&b, 0) == 0, "agent in no rgroup");
+	CHECK(nt_setprio(b.tid, 1) == -1 && errno == EINVAL, "a thread in no rgroup: EINVAL");
+	nt_agent_stop(&b);
+	CHECK(nt_setprio(30000, 1) == -1 && errno == ESRCH, "no such thread: ESRCH");
+	CHECK(nt_getprio(30000) == -1 && errno == ESRCH, "get, no such thread: ESRCH");
+	CHECK(nt_setprio(-5, 1) == -1 && errno == ESRCH, "negative who: ESRCH");
+	CHECK(setpriority(4, 0, 1) == -1 && errno == EINVAL, "which 4 is still EINVAL");
+
+	/* a thread of another process, in an rgroup */
+	CHECK(pipe(fds) == 0 && pipe(back) == 0, "pipes");
+	int cfds[4] = { back[0], fds[1], back[1], fds[0] };
+	pid_t pid = nt_fork(other_process, cfds);
+	close(fds[1]);
+	close(back[0]);
+	CHECK(read(fds[0], &other_tid, sizeof(other_tid)) == sizeof(other_tid), "the other tid");
+	struct nt_rg rg;
+	CHECK(nt_rg_read(pid, other_tid, &rg) == 0 && rg.id > 0,
+	      "the other process's thread is in an rgroup");
+	CHECK(nt_setprio(other_tid, 1) == -1 && errno == ESRCH, "another process's thread: ESRCH");
+	CHECK(nt_getprio(other_tid) == -1 && errno == ESRCH, "get, another process's thread: ESRCH");
+	CHECK(nt_setprio(pid, 1) == -1 && errno == ESRCH, "another process's main thread: ESRCH");
+	close(back[1]);
+	close(fds[0]);
+	CHECK(nt_wait(pid) == 0, "the other process");
+}
+
+/* Rule 6 as root: a new top-level rgroup starts at its creator's nice,
+ * a nested one at 0; CAP_SYS_NICE may go anywhere. */
+static int rule6_root_child(void *arg)
+{
+	struct nt_agent a, n;
+	struct sub_agent sn = { &n, 1, 0 };
+	(void)arg;
+	rgt_failures = 0; /* this child's own count */
+
+	CHECK(setpriority(PRIO_PROCESS, 0, 5) == 0, "the main thread at nice 5");
+	CHECK(nt_agent_start(&a, 1) == 0, "top-level rgroup");
+	CHECK(nt_getprio(a.tid) == 5, "starts at its creator's nice 5: %d", nt_getprio(a.tid));
+	CHECK(nt_setprio(a.tid, -20) == 0, "root goes below its own nice: %s", strerror(errno));
+	nt_agent_run(&a, start_sub_job, &sn);
+	CHECK(sn.err == 0, "nested rgroup");
+	CHECK(nt_getprio(n.tid) == 0, "a nested rgroup starts at 0: %d", nt_getprio(n.tid));
+	CHECK(nt_getprio(a.tid) == -20, "its parent keeps -20");
+	nt_agent_stop(&n);
+	nt_agent_stop(&a);
+	return rgt_failures ? 1 : 0;
+}
+
+static void rule6_root(void)
+{
+	nt_in_child("rule 6 as root", rule6_root_child, NULL);
+}
+
+static int drop_privileges(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -1;
+	return 0;
+}
+
+static int rule6_user_child(void *arg)
+{
+	struct rlimit rl = { 23, 23 }; /* nice down to 20 - 23 = -3 */
+	struct nt_agent top, nested;
+	struct sub_agent n = { &nested, 1, 0 };
+	struct prio_job j;
+	(void)arg;
+	rgt_failures = 0; /* this child's own count */
+
+	CHECK(setrlimit(RLIMIT_NICE, &rl) == 0, "RLIMIT_NICE 23");
+	CHECK(drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
+	CHECK(geteuid() == 1000, "uid 1000");
+
+	CHECK(nt_agent_start(&top, 1) == 0, "top-level rgroup");
+	CHECK(nt_getprio(top.tid) == 0, "starts at 0 (the creator's nice)");
+	CHECK(nt_setprio(top.tid, 5) == 0, "up to 5: %s", strerror(errno));
+	CHECK(nt_setprio(top.tid, -3) == 0, "down to -3, RLIMIT_NICE allows it: %s", strerror(errno));
+	CHECK(nt_setprio(top.tid, -4) == -1 && errno == EACCES, "-4, beyond RLIMIT_NICE: EACCES");
+	CHECK(nt_getprio(top.tid) == -3, "unchanged after EACCES: %d", nt_getprio(top.tid));
+
+	nt_agent_run(&top, start_sub_job, &n);
+	CHECK(n.err == 0, "a nested rgroup");
+	CHECK(nt_getprio(nested.tid) == 0, "a nested rgroup starts at 0: %d", nt_getprio(nested.tid));
+	CHECK(nt_setprio(nested.tid, -20) == 0, "nested: -20 without privilege: %s", strerror(errno));
+	CHECK(nt_setprio(nested.tid, 19) == 0, "nested: 19");
+	CHECK(nt_setprio(nested.tid, -20) == 0 && nt_getprio(nested.tid) == -20, "nested: -20 again");
+
+	/* no RLIMIT_NICE room: nothing below the calling thread's nice */
+	rl.rlim_cur = rl.rlim_max = 0;
+	CHECK(setrlimit(RLIMIT_NICE, &rl) == 0, "RLIMIT_NICE 0");
+	CHECK(nt_setprio(top.tid, 0) == 0, "0, the caller's nice: %s", strerror(errno));
+	CHECK(nt_setprio(top.tid, -1) == -1 && errno == EACCES, "-1: EACCES");
+	CHECK(nt_setprio(nested.tid, -20) == 0, "nested: still free");
+
+	/* the calling thread's nice counts, not the target's */
+	CHECK(setpriority(PRIO_PROCESS, 0, 10) == 0, "the main thread at nice 10");
+	CHECK(nt_setprio(top.tid, 5) == -1 && errno == EACCES,
+	      "5 is below the caller's nice 10: EACCES");
+	j = (struct prio_job){ .who = 0, .nice = 5 };
+	nt_agent_run(&top, set_job, &j);
+	CHECK(j.ret == 0, "the same from a thread at nice 0 works: %s", strerror(j.err));
+	CHECK(nt_setprio(top.tid, 12) == 0, "12, above the caller's: %s", strerror(errno));
+
+	/* a new top-level rgroup of a thread at nice 10 starts at 10 */
+	struct nt_agent t2;
+	CHECK(nt_agent_start(&t2, 1) == 0, "another top-level rgroup");
+	CHECK(nt_getprio(t2.tid) == 10, "starts at its creator's nice 10: %d", nt_getprio(t2.tid));
+
+	nt_agent_stop(&t2);
+	nt_agent_stop(&nested);
+	nt_agent_stop(&top);
+	return rgt_failures ? 1 : 0;
+}
+
+static void rule6_unprivileged(void)
+{
+	nt_in_child("rule 6 as uid 1000", rule6_user_child, NULL);
+}
+
+static const struct rgt_case cases[] = {
+	{ "prio_set_get", prio_set_get },
+	{ "prio_clamp", prio_clamp },
+	{ "prio_errors", prio_errors },
+	{ "rule6_root", rule6_root },
+	{ "rule6_unprivileged", rule6_unprivileged },
+};
+
+NT_MAIN(cases)

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-share.c - rules 4 and 5 on the native kernel, on two vCPUs: an
+ * rgroup competes under its parent as one entity with the weight of a
+ * thread of its nice value; measured CPU time against the reference model
+ * (src/model.c), as the kernel's cgroup selftests measure cpu.weight.
+ *
+ * Each scenario runs in a fresh process C in a cgroup of its own below the
+ * test's system group: C forks the single-threaded busy processes, builds
+ * its rgroups (an agent thread per rgroup, asleep, plus busy threads),
+ * sets their nice values with PRIO_RGRP, and measures with CPU clocks
+ * (its own threads' and the other processes') over MEASURE_S seconds after
+ * a warm-up. C's main thread sleeps.
+ *
+ * Tolerance: 5% relative error per compared entity (its fraction of the
+ * CPU time the scenario's cgroup got), or 0.005 absolute for an entity
+ * under 10% of it; the first of up to four 6 s windows within tolerance
+ * passes. Why these: on two CPUs a group's weight is split between the
+ * CPUs by its runnable load there (PELT averages) and the load balancer
+ * evens loads out in steps, so the kernel's split is exact only on
+ * average. The scenarios are built so that it is: every group runs
+ * threads on both CPUs, and a single-threaded process never has to win a
+ * whole CPU from a group (where CFS leaves it short: a busy process beside
+ * a nested rgroup tree got 0.47 of the time instead of 0.5 here, as it
+ * would beside a cgroup). In a quiet VM the results are within 0.5%; the
+ * margin and the extra windows are for the emulator's host being loaded
+ * (TCG; run with one TCG thread, see meson.build). A real error is far
+ * larger: a group competing as its four threads instead of as one entity
+ * is off by 50-100%, one nice step by 25%.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "native.h"
+
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include "model.h"
+
+#define WARMUP_S 1.0
+#define MEASURE_S 6.0
+#define TOLERANCE 0.05
+#define ATTEMPTS 4
+
+struct scenario {
+	const char *name;
+	struct nt_scenario sc;
+	const char *cpu_max;   /* cpu.max of the scenario's cgroup, or NULL */
+	int one_cpu;           /* pin the scenario to CPU 0 */
+	/* change a group's nice after the first measurement and measure again */
+	int renice_group, renice_to;
+};
+
+/* rule9_cpu_weight's channel to the scenario: [0] the scenario waits on
+ * (until closed), [1] it reports on; -1: no one measures beside it. */
+static int hold_fds[4] = { -1, -1, -1, -1 }; /* [2], [3]: the other ends */
+
+/* Up to ATTEMPTS windows: the first one within tolerance passes. */
+static int measure(const struct scenario *s, struct nt_run *r)
+{
+	return nt_scn_measure_tries(&s->sc, r, WARMUP_S, MEASURE_S, TOLERANCE, ATTEMPTS) != 0;
+}
+
+static int scenario_child(void *p)
+{
+	const struct scenario *s = p;
+	struct nt_run *r = calloc(1, sizeof(*r));
+	int err;
+	rgt_failures = 0; /* this child's own count */
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (hold_fds[1] >= 0) {
+		close(hold_fds[2]);
+		close(hold_fds[3]);
+	}
+	if (s->one_cpu) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "pin to CPU 0");
+	}
+	err = nt_scn_start(&s->sc, r);
+	CHECK(!err, "set up the scenario: %s", strerror(err));
+	if (!err) {
+		rgt_failures += measure(s, r);
+		if (s->renice_group >= 0) {
+			int g = s->renice_group;
+			CHECK(nt_setprio(r->agent[g].tid, s->renice_to) == 0, "renice");
+			r->nice[g] = s->renice_to;
+			fprintf(stderr, "  setpriority(PRIO_RGRP, %s, %d):\n", s->sc.g[g].label,
+				s->renice_to);
+			rgt_failures += measure(s, r);
+		}
+	}
+	/* rule9_cpu_weight measures beside us: report, and keep running
+	 * until it is done */
+	if (hold_fds[1] >= 0) {
+		int fails = rgt_failures;
+		char c;
+		if (write(hold_fds[1], &fails, sizeof(fails)) != sizeof(fails))
+			rgt_failures++;
+		while (read(hold_fds[0], &c, 1) > 0)
+			;
+	}
+	nt_scn_stop(&s->sc, r);
+	return rgt_failures ? 1 : 0;
+}
+
+static void run_scenario(const struct scenario *s)
+{
+	char cg[256], path[300], self[300];
+	static int seq;
+	char name[32];
+
+	snprintf(name, sizeof(name), "share%d", seq++);
+	CHECK(nt_cg_make(name, cg, sizeof(cg)) == 0, "mkdir %s", cg);
+	if (s->cpu_max) {
+		snprintf(path, sizeof(path), "%s/cpu.max", cg);
+		CHECK(nt_write_file(path, s->cpu_max) == 0, "cpu.max %s", s->cpu_max);
+	}
+	/* C and its processes start in the scenario's cgroup */
+	snprintf(self, sizeof(self), NT_SG "/self");
+	CHECK(nt_cg_move(cg, getpid()) == 0, "into %s", cg);
+	int rc = nt_child_run(scenario_child, (void *)s);
+	CHECK(nt_cg_move(self, getpid()) == 0, "back");
+	CHECK(rc == 0, "%s: the scenario exited %d", s->name, rc);
+}
+
+/* Rule 4, the article: two single-threaded processes and an rgroup of four
+ * busy threads split their cgroup's CPU time in three. */
+static void rule4_article_split(void)
+{
+	struct scenario sc = {
+		.name = "article", .renice_group = -1,
+		.sc = { .nprocs = 2, .ngroups = 1, .capacity = 2,
+			.g = { { -1, 0, 4, "rgroup of 4 threads" } } },
+	};
+	run_scenario(&sc);
+}
+
+/* Rules 4 and 5 nested: a top-level rgroup A (asleep itself) holds two
+ * nested rgroups of two busy threads at nice 0 and 5, beside a top-level
+ * rgroup B of two busy threads: A and B get a CPU each, A's is split
+ * 1024:335 (the test-share scenario of the cgroup backends, on 2 CPUs). */
+static void rule4_nested_nice(void)
+{
+	struct scenario sc = {
+		.name = "nested", .renice_group = -1,
+		.sc = { .nprocs = 0, .ngroups = 4, .capacity = 2,
+			.g = { { -1, 0, 0, "A (top-level)" },
+			       { 0, 0, 2, "A/A1" },
+			       { 0, 5, 2, "A/A2" },
+			       { -1, 0, 2, "B (top-level)" } } },
+	};
+	run_scenario(&sc);
+}
+
+/* Rule 5: PRIO_RGRP changes a running rgroup's weight: two top-level
+ * rgroups of two busy threads, from 1:1 to 1024:335. */
+static void rule5_renice(void)
+{
+	struct scenario sc = {
+		.name = "renice", .renice_group = 1, .renice_to = 5,
+		.sc = { .nprocs = 0, .ngroups = 2, .capacity = 2,
+			.g = { { -1, 0, 2, "A (2 threads)" },
+			       { -1, 0, 2, "B (2 threads)" } } },
+	};
+	run_scenario(&sc);
+}
+
+/*
+ * Rule 9: the cgroup's cpu.max still caps everything below it, and the
+ * article's split inside stays. On one CPU: CFS bandwidth control on two
+ * CPUs skews a split by itself (plain sibling cgroups a and b with one busy
+ * process each and c with four, under cpu.max of 1 CPU, got 0.24, 0.24 and
+ * 0.52 of the time in this VM, not thirds), and what is tested here is
+ * that the cap applies to the rgroups and the split below it is theirs.
+ */
+static void rule9_cpu_max(void)
+{
+	struct scenario sc = {
+		.name = "cpu.max", .cpu_max = "50000 100000", .one_cpu = 1, .renice_group = -1,
+		.sc = { .nprocs = 2, .ngroups = 2, .capacity = 0.5, .cpu_max = 1,
+			.g = { { -1, 0, 4, "rgroup of 4 threads" },
+			       { 0, 3, 2, "nested, nice 3" } } },
+	};
+	run_scenario(&sc);
+}
+
+/* A process with four busy threads, in no rgroup: the competitor. */
+static int plain_busy_child(void *arg)
+{
+	struct nt_spinners sp = { .n = 4 };
+	(void)arg;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (nt_spinners_job(&sp))
+		return 1;
+	pause();
+	return 0;
+}
+
+static long usage_usec(const char *cg)
+{
+	char path[300], buf[1024];
+	snprintf(path, sizeof(path), "%s/cpu.stat", cg);
+	if (nt_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	char *p = strstr(buf, "usage_usec ");
+	return p ? atol(p + 11) : -1;
+}
+
+/*
+ * Rule 9: the cgroup's cpu.weight still applies to everything below it.
+ * Siblings x (weight 100, a process with two rgroups of two busy threads,
+ * nice 0 and 5) and y (weight 300, a process with four busy threads): x
+ * gets a quarter of the two CPUs, measured with the cgroups' own cpu.stat,
+ * and inside x the rgroups split that half CPU 1024:335.
+ */
+static void rule9_cpu_weight(void)
+{
+	static const struct scenario in_x = {
+		.name = "cpu.weight", .renice_group = -1,
+		.sc = { .nprocs = 0, .ngroups = 2, .capacity = 0.5,
+			.g = { { -1, 0, 2, "A (2 threads)" },
+			       { -1, 5, 2, "B (2 threads)" } } },
+	};
+	char w[256], x[256], y[256], path[300];
+
+	CHECK(nt_cg_make("wtop", w, sizeof(w)) == 0, "wtop");
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", w);
+	CHECK(nt_write_file(path, "+cpu") == 0, "+cpu in wtop");
+	CHECK(nt_cg_make("wtop/x", x, sizeof(x)) == 0 && nt_cg_make("wtop/y", y, sizeof(y)) == 0,
+	      "x, y");
+	snprintf(path, sizeof(path), "%s/cpu.weight", x);
+	CHECK(nt_write_file(path, "100") == 0, "x: cpu.weight 100");
+	snprintf(path, sizeof(path), "%s/cpu.weight", y);
+	CHECK(nt_write_file(path, "300") == 0, "y: cpu.weight 300");
+
+	CHECK(nt_cg_move(y, getpid()) == 0, "into y");
+	pid_t comp = nt_fork(plain_busy_child, NULL);
+	int to_scen[2], from_scen[2];
+	CHECK(pipe(to_scen) == 0 && pipe(from_scen) == 0, "pipes");
+	hold_fds[0] = to_scen[0];
+	hold_fds[1] = from_scen[1];
+	hold_fds[2] = to_scen[1];
+	hold_fds[3] = from_scen[0];
+	CHECK(nt_cg_move(x, getpid()) == 0, "into x");
+	pid_t scen = nt_fork(scenario_child, (void *)&in_x);
+	CHECK(nt_cg_move(NT_SG "/self", getpid()) == 0, "back");
+	hold_fds[0] = hold_fds[1] = hold_fds[2] = hold_fds[3] = -1;
+	close(to_scen[0]);
+	close(from_scen[1]);
+
+	/* the cgroups' split over windows inside the scenario's measurement */
+	int ok = 0;
+	nt_sleep(WARMUP_S + 0.5);
+	for (int i = 1; i <= ATTEMPTS && !ok; i++) {
+		long x0 = usage_usec(x), y0 = usage_usec(y);
+		nt_sleep(MEASURE_S);
+		long x1 = usage_usec(x), y1 = usage_usec(y);
+		double fx = (double)(x1 - x0) / (double)((x1 - x0) + (y1 - y0));
+		double err = fabs(fx - 0.25) / 0.25;
+		fprintf(stderr, "  cgroup x (weight 100)        actual %.4f expected 0.2500 error %5.1f%% "
+			"(tolerance %.0f%%)%s\n", fx, 100 * err, 100 * TOLERANCE,
+			err <= TOLERANCE ? "" : "  <-- off");
+		ok = err <= TOLERANCE;
+	}
+	CHECK(ok, "x's share of the two cgroups' CPU time follows cpu.weight");
+	int fails = -1;
+	CHECK(read(from_scen[0], &fails, sizeof(fails)) == sizeof(fails) && fails == 0,
+	      "the split inside x (%d off)", fails);
+	close(to_scen[1]);
+	close(from_scen[0]);
+	int rc = nt_wait(scen);
+	CHECK(rc == 0, "the scenario in x exited %d", rc);
+	nt_kill(comp);
+}
+
+static const struct rgt_case cases[] = {
+	{ "rule4_article_split", rule4_article_split },
+	{ "rule4_nested_nice", rule4_nested_nice },
+	{ "rule5_renice", rule5_renice },
+	{ "rule9_cpu_max", rule9_cpu_max },
+	{ "rule9_cpu_weight", rule9_cpu_weight },
+};
+
+int main(int argc, char **argv)
+{
+	nt_require_rgroups();
+	int err = nt_cg_init();
+	if (err)
+		rgt_skip_all("cannot set up cgroups below %s: %s", NT_SG, strerror(-err));
+	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+	nt_cg_cleanup();
+	if (nt_check_kernel_log())
+		rgt_failures++;
+	return rgt_failures ? 1 : rc;
+}
