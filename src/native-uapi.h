@@ -22,7 +22,7 @@
  *                       20 - nice, glibc's wrapper converts back).
  *                       EINVAL: thread in no rgroup (or no rgroup support);
  *                       ESRCH: no such thread, an exiting one, or a thread
- *                       of another process; EACCES: a top-level rgroup below
+ *                       of another process; EACCES: a top-level rgroup lowered below
  *                       the calling thread's nice without RLIMIT_NICE room
  *                       or CAP_SYS_NICE. Values are clamped to -20..19.
  *
