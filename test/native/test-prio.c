@@ -220,11 +220,14 @@ static int rule6_user_child(void *arg)
 	CHECK(nt_setprio(top.tid, -1) == -1 && errno == EACCES, "-1: EACCES");
 	CHECK(nt_setprio(nested.tid, -20) == 0, "nested: still free");
 
-	/* the calling thread's nice counts, not the target's */
+	/* Lowering: the calling thread's nice counts, not the target's.
+	 * Raising is always allowed, as PRIO_PROCESS allows it for a task. */
 	CHECK(setpriority(PRIO_PROCESS, 0, 10) == 0, "the main thread at nice 10");
-	CHECK(nt_setprio(top.tid, 5) == -1 && errno == EACCES,
-	      "5 is below the caller's nice 10: EACCES");
-	j = (struct prio_job){ .who = 0, .nice = 5 };
+	CHECK(nt_setprio(top.tid, 5) == 0, "raised 0 -> 5 from a caller at nice 10: %s",
+	      strerror(errno));
+	CHECK(nt_setprio(top.tid, 3) == -1 && errno == EACCES,
+	      "lowered 5 -> 3, below the caller's nice 10: EACCES");
+	j = (struct prio_job){ .who = 0, .nice = 3 };
 	nt_agent_run(&top, set_job, &j);
 	CHECK(j.ret == 0, "the same from a thread at nice 0 works: %s", strerror(j.err));
 	CHECK(nt_setprio(top.tid, 12) == 0, "12, above the caller's: %s", strerror(errno));

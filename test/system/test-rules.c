@@ -366,6 +366,10 @@ static void *perm_thread(void *p)
 	errno = 0;
 	res[3] = rgroup_setpriority(PRIO_RGRP, 0, lowest - 1) == -1 && errno == EACCES;
 	res[4] = rgroup_getpriority(PRIO_RGRP, 0) == lowest;
+	/* Raising is always allowed, also below the caller's own nice (as
+	 * PRIO_PROCESS allows it for a task; a floor at 4 leaves no room). */
+	res[9] = rgroup_setpriority(PRIO_RGRP, 0, lowest + 1) == 0 &&
+		 rgroup_getpriority(PRIO_RGRP, 0) == lowest + 1;
 	return NULL;
 }
 
@@ -427,8 +431,9 @@ static void rule6_permission(void)
 		"set above own nice", "set to own nice", "set to the RLIMIT_NICE floor",
 		"below the floor: EACCES", "reads the floor", "top-level starts at creator's nice 4",
 		"nested create", "nested starts at 0", "nested -20 without privilege",
+		"raised by one from the floor",
 	};
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < 10; i++)
 		CHECK(pm->res[i] == 1, "%s", what[i]);
 	munmap(pm, sizeof(*pm));
 
