@@ -265,6 +265,25 @@ static void state_order(struct view *v, uint64_t parent, int pidx, int depth, in
 	}
 }
 
+/* sr's groups into v->groups in display order, and each thread's index
+ * remapped; threads of groups left out count as plain. */
+static void place_groups(struct view *v)
+{
+	int map[VIEW_MAX_GROUPS];
+
+	for (int i = 0; i < sr.n; i++)
+		map[i] = -1;
+	v->ngroups = 0;
+	state_order(v, 0, -1, 1, map);
+	for (int t = 0; t < v->nthreads; t++) {
+		struct view_thread *th = &v->threads[t];
+
+		th->group = th->group >= 0 ? map[th->group] : -1;
+		if (th->group >= 0)
+			v->groups[th->group].nthreads++;
+	}
+}
+
 /*
  * The governor's state file of v->pid: 1 and the groups when the process
  * has a valid one, 0 when not (none, not its owner's, another process's,
@@ -278,7 +297,7 @@ static int read_state(struct view *v, uid_t uid)
 	struct timespec now;
 	struct stat sb;
 	char name[64], path[sizeof(name) + sizeof(RGROUP__STATE_DIR)];
-	int fd, map[VIEW_MAX_GROUPS], r;
+	int fd, r;
 
 	if (rgroup__format_statename(name, sizeof(name), v->pid, v->starttime, 0) < 0)
 		return 0;
@@ -304,18 +323,8 @@ static int read_state(struct view *v, uid_t uid)
 			v->threads[t].group = -1;
 		return 0;
 	}
-	for (int i = 0; i < sr.n; i++)
-		map[i] = -1;
-	v->ngroups = 0;
-	state_order(v, 0, -1, 1, map);
 	/* Members of groups that were left out (a cut file) count as plain. */
-	for (int t = 0; t < v->nthreads; t++) {
-		struct view_thread *th = &v->threads[t];
-
-		th->group = th->group >= 0 ? map[th->group] : -1;
-		if (th->group >= 0)
-			v->groups[th->group].nthreads++;
-	}
+	place_groups(v);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	v->state_age_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9 -
 			 (double)h.monotonic_ns / 1e9;
@@ -338,7 +347,7 @@ static int read_state(struct view *v, uid_t uid)
  */
 static int read_native(struct view *v)
 {
-	int map[VIEW_MAX_GROUPS], found = 0;
+	int found = 0;
 
 	sr.v = v;
 	sr.n = 0;
@@ -383,17 +392,7 @@ static int read_native(struct view *v)
 				/* its parent: unknown here, shown at the top */
 			};
 	}
-	for (int i = 0; i < sr.n; i++)
-		map[i] = -1;
-	v->ngroups = 0;
-	state_order(v, 0, -1, 1, map);
-	for (int t = 0; t < v->nthreads; t++) {
-		struct view_thread *th = &v->threads[t];
-
-		th->group = th->group >= 0 ? map[th->group] : -1;
-		if (th->group >= 0)
-			v->groups[th->group].nthreads++;
-	}
+	place_groups(v);
 	for (int i = 0; i < v->ngroups; i++) {
 		v->groups[i].throttled_s = -1;
 		snprintf(v->groups[i].name, sizeof(v->groups[i].name), "rgroup#%llu",

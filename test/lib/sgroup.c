@@ -293,9 +293,7 @@ int rgt_dirs(void)
 	return !rgt_sg.gov && !rgt_sg.native;
 }
 
-/* The cgroup path of rgroup id's directory: sgpath and its chain's names.
- * 0, or -1 if a group of the chain is unknown. */
-static int chain_path(const char *sgpath, rgroup_id_t id, char *out, size_t len)
+int rgt_group_path(const char *sgpath, rgroup_id_t id, char *out, size_t len)
 {
 	char names[40][64];
 	int n = 0;
@@ -325,7 +323,7 @@ long long rgt_kernel_weight(const char *sgpath, pid_t tid, rgroup_id_t id)
 		return rgt_kgroup(tid, &g) == 0 && g.id ? (long long)rgroup_nice_to_weight(g.nice) : -2;
 	if (!rgt_kernel())
 		return -1;
-	if (chain_path(sgpath, id, path, sizeof(path)) < 0)
+	if (rgt_group_path(sgpath, id, path, sizeof(path)) < 0)
 		return -2;
 	return rgt_cg_weight(path);
 }
@@ -355,7 +353,7 @@ int rgt_kernel_agrees(const char *sgpath, pid_t tid, rgroup_id_t id, char *why, 
 					(unsigned long long)g.id, g.depth, kid, in.depth, got, sgpath), 0;
 		return 1;
 	}
-	if (chain_path(sgpath, id, want, sizeof(want)) < 0)
+	if (rgt_group_path(sgpath, id, want, sizeof(want)) < 0)
 		return snprintf(why, len, "a group of rgroup %llu's chain is gone", (unsigned long long)id), 0;
 	if (strcmp(want, got) != 0)
 		return snprintf(why, len, "thread %d is in %s, expected %s", (int)tid, got, want), 0;

@@ -119,6 +119,10 @@ int rgt_dirs(void);
  * /proc/self/task/TID/rgroup: 0, or -errno (-ENOENT: no such file, not a
  * native kernel). */
 int rgt_kgroup(pid_t tid, struct rgroup__kgroup *g);
+/* The cgroup path of rgroup id's directory on a cgroup backend: sgpath
+ * and the names of its chain (rgroup_info). 0, or -1 if a group of the
+ * chain is unknown. */
+int rgt_group_path(const char *sgpath, rgroup_id_t id, char *out, size_t len);
 /* Does the kernel hold thread tid where the library says, in its group id
  * (0: in none)? cgroup backends: the directory of the group's chain below
  * the system group the process is in (sgpath); native: the kernel rgroup

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -155,4 +156,15 @@ int rgt_fd_steady(void)
 			best = n;
 	}
 	return best;
+}
+
+int rgt_drop_cap_sys_nice(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+	return (int)syscall(SYS_capset, &h, d);
 }

@@ -30,6 +30,9 @@ int rgt_exists(const char *path);
  * most len - 1 bytes); child execs another program or exits. Returns the
  * process's exit status, or -1 (killed by a signal, or no process). */
 int rgt_capture(char *out, size_t len, void (*child)(void *), void *arg);
+/* Drop CAP_SYS_NICE from the calling thread's effective set (rule 6's
+ * unprivileged cases): 0 or -1. */
+int rgt_drop_cap_sys_nice(void);
 
 /* CPU seconds used by thread tid of this process, and by process pid. */
 double rgt_thread_cpu(pid_t tid);

@@ -178,24 +178,14 @@ static void *slot_main(void *p)
 	return NULL;
 }
 
-/* The directory of rgroup id: sgdir/<ancestors' names>/<name>. */
+/* The directory of rgroup id. */
 static int group_dir(rgroup_id_t id, char *out, size_t len)
 {
-	char names[16][64];
-	int n = 0;
+	char path[PATH_MAX];
 
-	while (id && n < 16) {
-		struct rgroup_info in = { .sz = sizeof(in) };
-		if (rgroup_info(id, &in) < 0)
-			return -1;
-		snprintf(names[n++], 64, "%s", in.name);
-		id = in.parent;
-	}
-	snprintf(out, len, "%s", sgdir);
-	while (n--) {
-		strncat(out, "/", len - strlen(out) - 1);
-		strncat(out, names[n], len - strlen(out) - 1);
-	}
+	if (rgt_group_path(sg, id, path, sizeof(path)) < 0)
+		return -1;
+	rgt_cg_dir(path, out, len);
 	return 0;
 }
 

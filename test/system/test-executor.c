@@ -466,17 +466,6 @@ static void placement(void)
 
 /* ---- Rule 6 ----------------------------------------------------------- */
 
-static int drop_cap_sys_nice(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -1;
-	d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
-	return (int)syscall(SYS_capset, &h, d);
-}
-
 /* In a child without CAP_SYS_NICE, RLIMIT_NICE 0, at nice 4: results in
  * a shared page. */
 static void rule6_permission(void)
@@ -499,7 +488,7 @@ static void rule6_permission(void)
 		struct probe pr = { 0 };
 		struct rgroup_exec_group_opts o = { .sz = sizeof(o) };
 
-		if (setrlimit(RLIMIT_NICE, &(struct rlimit){ 0, 0 }) < 0 || drop_cap_sys_nice() < 0 ||
+		if (setrlimit(RLIMIT_NICE, &(struct rlimit){ 0, 0 }) < 0 || rgt_drop_cap_sys_nice() < 0 ||
 		    setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0 || rgroup_exec_create(&p, NULL) < 0)
 			_exit(3);
 		o.nice = 2;

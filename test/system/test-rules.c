@@ -31,24 +31,6 @@ static rgroup_id_t group_of(pid_t tid)
 	return id;
 }
 
-/* The cgroup path an rgroup should have: sgroup + names down the tree. */
-static void expected_path(rgroup_id_t id, char *out, size_t len)
-{
-	char names[16][64];
-	int n = 0;
-	while (id && n < 16) {
-		struct rgroup_info in;
-		info_of(id, &in);
-		snprintf(names[n++], 64, "%s", in.name);
-		id = in.parent;
-	}
-	snprintf(out, len, "%s", sg);
-	while (n--) {
-		strncat(out, "/", len - strlen(out) - 1);
-		strncat(out, names[n], len - strlen(out) - 1);
-	}
-}
-
 static void check_kernel_place(pid_t tid, rgroup_id_t id)
 {
 	char why[2 * PATH_MAX + 128];
@@ -155,7 +137,7 @@ static void rule2_membership_forever(void)
 static int dir_of(rgroup_id_t id, char *out, size_t len)
 {
 	char path[PATH_MAX];
-	expected_path(id, path, sizeof(path));
+	rgt_group_path(sg, id, path, sizeof(path));
 	rgt_cg_dir(path, out, len);
 	return 0;
 }
@@ -335,16 +317,6 @@ static void rule5_prio_rgrp(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
-static int drop_cap_sys_nice(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -1;
-	d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
-	return (int)syscall(SYS_capset, &h, d);
-}
-
 /* The lowest nice RLIMIT_NICE allows in the rule 6 child (its caller's
  * nice is 4); shared with the child through the mapping. */
 struct perm {
@@ -415,7 +387,7 @@ static void rule6_permission(void)
 		pthread_t t;
 		if (setrlimit(RLIMIT_NICE, &(struct rlimit){ want, want }) < 0)
 			_exit(10);
-		if (drop_cap_sys_nice() < 0)
+		if (rgt_drop_cap_sys_nice() < 0)
 			_exit(11);
 		if (setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0)
 			_exit(12);
