@@ -986,15 +986,21 @@ static int threads_named(const char *name, pid_t *tids, int max)
  * benchmark's own idle figure for the governor, without any executor:
  * 91.5-97.1%, docs/BENCHMARKS.md), so the whole gets the bound of the
  * governor's own idle test (test-gov-share.c: 80%) and is printed. And as
- * in the split cases, a pair counts on the governor only if the groups got
- * 40% of the CPUs with both busy (at a load average of 430 from other jobs
- * they got 27-42%, and the governor paused Y for up to half of what X
- * left): up to 12 pairs for 6 that count, skipped below 4.
+ * in the split cases, the whole counts on the governor only for pairs in
+ * which the groups got 40% of the CPUs with both busy (at a load average
+ * of 430 from other jobs they got 27-42%, and the governor paused Y for
+ * up to half of what X left): up to 12 pairs for 6 that count. The
+ * executor's own part is what this test is about and holds however little
+ * CPU the process gets (CI's loaded stage: 0.60-0.68 CPUs of 2, own
+ * 0.979-1.000): it is asserted on the median of every pair, always. When
+ * fewer than 4 pairs got 40%, the governor's whole is printed, not
+ * asserted: under such load it measures the other jobs, and the
+ * governor's pauses have their own test (test-gov-share.c, idle_group).
  */
 static void work_conservation(void)
 {
-	int ncpu = CPU_COUNT(&all_cpus), want = 6, valid = 0;
-	double taken[12], own[12], settle = 0.3, span = 1.0;
+	int ncpu = CPU_COUNT(&all_cpus), want = 6, valid = 0, npairs = 0;
+	double taken[12], own[12], own_all[12], settle = 0.3, span = 1.0;
 	struct counter cx = { .iters = iters_per_ms / 2 }, cy = { .iters = iters_per_ms / 2 };
 
 	CHECK(sched_setaffinity(0, sizeof(all_cpus), &all_cpus) == 0, "unpin: %s", strerror(errno));
@@ -1064,26 +1070,30 @@ static void work_conservation(void)
 			withheld, paused, t, o, both_cpus, idle_cpus,
 			counts ? "" : " (not counted: under 40% of the CPUs)");
 		CHECK(y_workers == (unsigned)ncpu, "Y has a worker per CPU (%u of %d)", y_workers, ncpu);
+		own_all[npairs++] = o;
 		if (counts) {
 			taken[valid] = t;
 			own[valid++] = o;
 		}
 	}
+	/* Every pair, when too few got 40%: the executor's part holds anyway. */
+	double *ow = valid < 4 ? own_all : own;
+	int nown = valid < 4 ? npairs : valid;
+	qsort(ow, nown, sizeof(ow[0]), cmp_double);
+	double med_own = nown % 2 ? ow[nown / 2] : (ow[nown / 2 - 1] + ow[nown / 2]) / 2;
 	if (valid < 4) {
-		rgt_skip_case("only %d of 12 pairs got 40%% of the CPUs: the governor cannot divide what"
-			      " the process does not get", valid);
+		fprintf(stderr, "  only %d of %d pairs got 40%% of the CPUs: the governor's whole is not"
+			" asserted under this load (its pauses: test-gov-share, idle_group)\n", valid, npairs);
 	} else {
 		qsort(taken, valid, sizeof(taken[0]), cmp_double);
-		qsort(own, valid, sizeof(own[0]), cmp_double);
 		double med = valid % 2 ? taken[valid / 2] : (taken[valid / 2 - 1] + taken[valid / 2]) / 2;
-		double med_own = valid % 2 ? own[valid / 2] : (own[valid / 2 - 1] + own[valid / 2]) / 2;
 		double bound = rgt_kernel() ? 0.95 : 0.80;
-		fprintf(stderr, "  Y took of the CPU X left (median of %d pairs): %.3f (bound %.2f on %s);"
-			" without the governor's pauses %.3f (bound 0.95)\n", valid, med, bound,
-			rgroup_backend(), med_own);
-		CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
+		fprintf(stderr, "  Y took of the CPU X left (median of %d pairs): %.3f (bound %.2f on %s)\n",
+			valid, med, bound, rgroup_backend());
 		CHECK(med >= bound, "work conservation: %.3f < %.2f", med, bound);
 	}
+	fprintf(stderr, "  without the governor's pauses (median of %d pairs): %.3f (bound 0.95)\n", nown, med_own);
+	CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
 	CHECK(rgroup_exec_destroy(p, 0) > 0, "destroy cancels Y's backlog");
 	CHECK(cy.ran + cy.canceled == ny, "Y: every item ran or was canceled");
 	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
