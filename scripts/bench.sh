@@ -4,8 +4,9 @@
 # bench.sh - build and run the benchmark suite (bench/rgroup-bench.c, then
 # bench/executor-bench.c: the executor against a plain thread pool) on
 # every backend available: cgroup1 and the governor on this machine, one
-# after the other, and cgroup2 in the qemu VM (test/vm/run-in-vm.sh) when
-# qemu is there. Prints each run's table, then every figure side by side
+# after the other, cgroup2 in the qemu VM (test/vm/run-in-vm.sh) when
+# qemu is there, and native in the VM on the patched kernel when
+# scripts/kernel.sh has built it. Prints each run's table, then every figure side by side
 # (one column per backend), and writes the figures as JSON. See
 # docs/BENCHMARKS.md.
 #
@@ -110,6 +111,39 @@ if [ -n "$vm" ]; then
 		fi
 	fi
 fi
+
+# The native backend: the same two programs in the VM on the patched kernel
+# of kernel/ (cached by scripts/kernel.sh; RGROUP_NATIVE_KERNEL overrides),
+# through test/native/run-native.sh, which also checks the console for
+# splats. Note: scripts/kernel.sh builds the debug kernel (lockdep) by
+# default; RGROUP_KERNEL_DEBUG=0 scripts/kernel.sh gives the one without.
+native_status="not run (--no-vm)"
+if [ -n "$vm" ]; then
+	nk=${RGROUP_NATIVE_KERNEL:-$(scripts/kernel.sh --cached 2>/dev/null | tail -n 1)}
+	if [ ! -f "$nk" ]; then
+		native_status="skipped: no native kernel (scripts/kernel.sh builds it)"
+	elif [ ! -x "$builddir/bench/rgroup-bench-static" ]; then
+		native_status="skipped: no static build (libc.a missing?)"
+	else
+		echo
+		echo "### native in the VM (qemu, $vm_smp vCPUs, $nk)"
+		native_status="ran on $nk"
+		for prog in rgroup-bench executor-bench; do
+			pargs=("${args[@]}")
+			[ $prog = executor-bench ] && pargs=("${xargs[@]}")
+			if RGROUP_NATIVE_KERNEL=$nk RGROUP_VM_MEM=${RGROUP_VM_MEM:-2048} test/native/run-native.sh -- \
+				--timeout 600 --smp "$vm_smp" --env RGROUP_BACKEND=native \
+				"$builddir/bench/$prog-static" "${pargs[@]}" >"$tmp/native-$prog.log" 2>>"$tmp/native.err"; then
+				tr -d '\r' <"$tmp/native-$prog.log" | sed -n "/^$prog:/,/^RGROUP-VM-EXIT/p" |
+					grep -v -e '^RGBENCH ' -e '^RGROUP-VM-EXIT'
+			else
+				native_status="failed (see below)"
+				tail -n 20 "$tmp/native.err" >&2
+			fi
+			tr -d '\r' <"$tmp/native-$prog.log" | grep '^RGBENCH ' | sed 's/^RGBENCH //' >>"$tmp/vm.json"
+		done
+	fi
+fi
 cat "$tmp/host.json" "$tmp/vm.json" 2>/dev/null >"$tmp/all.json"
 
 end=$(date +%s)
@@ -143,6 +177,7 @@ jq -r 'def ordered: reduce .[] as $x ([]; if any(.[]; . == $x) then . else . + [
 	awk -F'\t' '{ printf "%-52s %8s", $1, $2; for (i = 3; i <= NF; i++) printf " %14s", $i; printf "\n" }'
 echo
 echo "VM: $vm_status"
+echo "native: $native_status"
 echo "wrote $out ($((end - start)) s)"
 left=$(find /sys/fs/cgroup -name 'rgtest-main-*' 2>/dev/null | while read -r d; do
 	pid=${d##*-}; [ -d "/proc/$pid" ] || echo "$d"; done)
