@@ -206,6 +206,7 @@ const struct rgroup__backend rgroup__backend_native = {
 	.priv = NULL,
 	.node_size = sizeof(struct native_node),
 	.self_managed = 1,
+	.checks_nice = 1,
 	.probe = nat_probe,
 	.attach = nat_attach,
 	.detach = nat_detach,

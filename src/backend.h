@@ -39,6 +39,9 @@ struct rgroup__backend {
 	/* A process forked by a thread inside a group starts inside it (a
 	 * cgroup): rule 7 must move children out (spawn.c). */
 	unsigned int forks_inherit : 1;
+	/* set_nice applies rule 6 itself (the kernel's PRIO_RGRP): the core
+	 * does not read the caller's nice first. */
+	unsigned int checks_nice : 1;
 
 	/* Can this backend enforce CPU weights for this process here? 0, or a
 	 * negative errno with one line "reason; fix" in why. Creates nothing. */

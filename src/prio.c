@@ -97,8 +97,10 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 	/* Rule 6 as PRIO_PROCESS applies it to a task: raising a nice value
 	 * (less weight) is always allowed, lowering it needs a value at or
 	 * above the caller's own nice, or can_nice(). So the caller's nice is
-	 * read only when a top-level group's nice goes down. */
-	if (!n->parent && nice < n->nice && nice < rgroup__my_nice() && !rgroup__can_nice(nice))
+	 * read only when a top-level group's nice goes down, and not at all
+	 * where the kernel applies the rule (the native backend). */
+	if (!st->be->checks_nice && !n->parent && nice < n->nice && nice < rgroup__my_nice() &&
+	    !rgroup__can_nice(nice))
 		r = -EACCES;
 	else if (st->dismantled || !n->bound)
 		r = -ENODEV;
