@@ -195,6 +195,13 @@ static int op_process(pid_t tid, int j)
 	return setpriority(PRIO_PROCESS, (id_t)tid, 1 + (j & 1));
 }
 
+/* The kernel's own PRIO_RGRP on the native backend: the system call
+ * without the library (the floor there). */
+static int op_kernel_rgrp(pid_t tid, int j)
+{
+	return setpriority(PRIO_RGRP, (id_t)tid, 1 + (j & 1));
+}
+
 /* The kernel's floor under PRIO_RGRP on a cgroup backend: the same two
  * values written straight to the group's weight file, as the library
  * writes them (one pwrite system call on a descriptor kept open). */
@@ -306,6 +313,8 @@ static void bench_prio(void)
 		close(floor_fd);
 		floor_fd = -1;
 	}
+	if (!strcmp(bench_backend, "native"))
+		prio_pair("kernel PRIO_RGRP (no library) / setpriority", op_kernel_rgrp, in.tid, out.tid, 0);
 	/* The same with 1,000 rgroups alive: the lookup must not walk them. */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
