@@ -235,7 +235,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "init: cannot mount cgroup2"
+# A tmpfs on /tmp; what the initramfs put under /tmp (--dynamic files of a
+# build directory there) is copied onto it, not hidden by it.
+mkdir /.tmp-image && mv /tmp/* /.tmp-image/ 2>/dev/null
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+cp -a /.tmp-image/. /tmp/ && rm -rf /.tmp-image
 cg=/sys/fs/cgroup
 echo +cpu >$cg/cgroup.subtree_control || echo "init: cannot enable +cpu at the root"
 echo +cpuset >$cg/cgroup.subtree_control || echo "init: cannot enable +cpuset at the root"
