@@ -1302,6 +1302,10 @@ static void gov_info(void *priv, const struct rgroup__node *n, struct rgroup_inf
 
 static void gov_fork_child(void *priv)
 {
+	/* Pairs with the governor's release of G_NONE as it ends: its last
+	 * plain writes (rgroup__gov_cap_stop()) come before the resets
+	 * below. Found by TSan in a fork after the governor had ended. */
+	(void)__atomic_load_n(&gov.state, __ATOMIC_ACQUIRE);
 	rgroup__aff_fork_child();
 	rgroup__gov_cap_fork_child();
 	/* The child has no governor thread and no timers; pending signals
