@@ -327,6 +327,27 @@ void nt_agent_stop(struct nt_agent *a)
 	a->started = 0;
 }
 
+struct start_in {
+	struct nt_agent *agent;
+	int new_group, err;
+};
+
+static int start_in_job(void *p)
+{
+	struct start_in *s = p;
+
+	s->err = nt_agent_start(s->agent, s->new_group);
+	return 0;
+}
+
+int nt_agent_start_in(struct nt_agent *from, struct nt_agent *a, int new_group)
+{
+	struct start_in s = { a, new_group, 0 };
+
+	nt_agent_run(from, start_in_job, &s);
+	return s.err;
+}
+
 static void *nt_spin_main(void *p)
 {
 	struct nt_spinner *me = p;
@@ -624,6 +645,21 @@ void nt_require_rgroups(void)
 			     "boot the patched kernel (scripts/kernel.sh)", strerror(errno));
 }
 
+int nt_main(const struct rgt_case *cases, size_t ncases, int argc, char **argv, int cgroups)
+{
+	int err, rc;
+
+	nt_require_rgroups();
+	if (cgroups && (err = nt_cg_init()))
+		rgt_skip_all("cannot set up cgroups below %s: %s", NT_SG, strerror(-err));
+	rc = rgt_main(cases, ncases, argc, argv);
+	if (cgroups)
+		nt_cg_cleanup();
+	if (nt_check_kernel_log())
+		rgt_failures++;
+	return rgt_failures ? 1 : rc;
+}
+
 /* --- scenarios --------------------------------------------------------------- */
 
 /* The kernel's nice-to-weight table (nice 0 = 1024, about 1.25x a step). */
@@ -633,18 +669,6 @@ static const double nt_weight[40] = {
 	1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
 	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 };
-
-struct nt_sub {
-	struct nt_agent *agent;
-	int err;
-};
-
-static int nt_sub_job(void *p)
-{
-	struct nt_sub *n = p;
-	n->err = nt_agent_start(n->agent, 1);
-	return 0;
-}
 
 int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r)
 {
@@ -659,9 +683,7 @@ int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r)
 		if (par < 0) {
 			err = nt_agent_start(&r->agent[i], 1);
 		} else {
-			struct nt_sub s = { &r->agent[i], 0 };
-			nt_agent_run(&r->agent[par], nt_sub_job, &s);
-			err = s.err;
+			err = nt_agent_start_in(&r->agent[par], &r->agent[i], 1);
 		}
 		if (!err && nt_setprio(r->agent[i].tid, sc->g[i].nice))
 			err = errno;

@@ -92,6 +92,9 @@ int nt_agent_start(struct nt_agent *a, int new_group);
 int nt_agent_run(struct nt_agent *a, int (*job)(void *), void *arg);
 /* Let the agent exit and join it. */
 void nt_agent_stop(struct nt_agent *a);
+/* Start a from inside `from` (so in its rgroup, or with new_group in a new
+ * one nested under it); 0 or an errno value. */
+int nt_agent_start_in(struct nt_agent *from, struct nt_agent *a, int new_group);
 
 /*
  * Busy pthreads, started by the calling thread (so in its rgroup); from
@@ -203,15 +206,18 @@ int nt_check_kernel_log(void);
 /* The kernel has rgroups? Otherwise the program skips (rgt_skip_all). */
 void nt_require_rgroups(void);
 
+/*
+ * Every program's main: skip without rgroups, set up the cgroups of
+ * nt_cg_init() when `cgroups` (and remove them afterwards), run the cases,
+ * then fail on any splat in the kernel log. Returns main's exit status.
+ */
+int nt_main(const struct rgt_case *cases, size_t ncases, int argc, char **argv, int cgroups);
+
 #define NT_MAIN(cases)                                                       \
 	int main(int argc, char **argv)                                      \
 	{                                                                    \
-		nt_require_rgroups();                                        \
-		int rc_ = rgt_main(cases, sizeof(cases) / sizeof(cases[0]),  \
-				   argc, argv);                              \
-		if (nt_check_kernel_log())                                   \
-			rgt_failures++;                                      \
-		return rgt_failures ? 1 : rc_;                               \
+		return nt_main(cases, sizeof(cases) / sizeof(cases[0]),      \
+			       argc, argv, 0);                               \
 	}
 
 #endif /* RGROUP_NATIVE_H */

@@ -23,18 +23,6 @@ static const char *self_exe = "/proc/self/exe";
 
 /* --- helpers -------------------------------------------------------------- */
 
-struct sub_agent {
-	struct nt_agent *agent;
-	int new_group, err;
-};
-
-static int start_sub_job(void *p)
-{
-	struct sub_agent *n = p;
-	n->err = nt_agent_start(n->agent, n->new_group);
-	return 0;
-}
-
 /* Active objects of a slab cache, after flushing the per-CPU slabs so that
  * the count is exact (SLUB counts a CPU slab as fully in use). -1 if the
  * cache is not there. */
@@ -261,7 +249,6 @@ static void rule3_destruction(void)
 {
 	long base = slab_stable("task_group");
 	struct nt_agent top, mid, leaf;
-	struct sub_agent sm = { &mid, 1, 0 }, sl = { &leaf, 1, 0 };
 
 	if (base < 0) {
 		rgt_skip_case("no task_group line in /proc/slabinfo (boot with slab_nomerge)");
@@ -271,9 +258,9 @@ static void rule3_destruction(void)
 
 	/* a chain top > mid > leaf, then the threads of top and mid exit */
 	CHECK(nt_agent_start(&top, 1) == 0, "top");
-	nt_agent_run(&top, start_sub_job, &sm);
-	nt_agent_run(&mid, start_sub_job, &sl);
-	CHECK(sm.err == 0 && sl.err == 0, "mid and leaf");
+	int sm_err = nt_agent_start_in(&top, &mid, 1);
+	int sl_err = nt_agent_start_in(&mid, &leaf, 1);
+	CHECK(sm_err == 0 && sl_err == 0, "mid and leaf");
 	long three = slab_active("task_group");
 	CHECK(three == base + 3, "three rgroups, three task groups: %ld (want %ld)", three, base + 3);
 	uint64_t leaf_id = nt_rg_id(leaf.tid), mid_id = nt_rg_id(mid.tid), top_id = nt_rg_id(top.tid);
@@ -327,7 +314,6 @@ static void proc_file(void)
 {
 	char line[200];
 	struct nt_agent a, b;
-	struct sub_agent sb = { &b, 1, 0 };
 
 	CHECK(nt_read_file("/proc/thread-self/rgroup", line, sizeof(line)) > 0 &&
 	      !strcmp(line, "0 0 0 0 0 0\n"),
@@ -336,8 +322,7 @@ static void proc_file(void)
 	CHECK(rgroups_find(0, NULL) == 0, "/proc/self/rgroups of a process without rgroups is empty");
 
 	CHECK(nt_agent_start(&a, 1) == 0, "agent in a new rgroup");
-	nt_agent_run(&a, start_sub_job, &sb);
-	CHECK(sb.err == 0, "nested");
+	CHECK(nt_agent_start_in(&a, &b, 1) == 0, "nested");
 	CHECK(nt_setprio(a.tid, 3) == 0 && nt_setprio(b.tid, -4) == 0, "nice 3 and -4");
 	struct nt_rg ra, rb;
 	CHECK(nt_rg_read(0, a.tid, &ra) == 0 && nt_rg_read(0, b.tid, &rb) == 0, "read both");
@@ -409,11 +394,10 @@ static void rule9_cgroupfs(void)
 	}
 
 	struct nt_agent a, b, c;
-	struct sub_agent sb = { &b, 1, 0 }, sc = { &c, 0, 0 };
 	CHECK(nt_agent_start(&a, 1) == 0, "rgroup a");
-	nt_agent_run(&a, start_sub_job, &sb);
-	nt_agent_run(&b, start_sub_job, &sc);
-	CHECK(sb.err == 0 && sc.err == 0, "b nested in a, c joins b");
+	int sb_err = nt_agent_start_in(&a, &b, 1);
+	int sc_err = nt_agent_start_in(&b, &c, 0);
+	CHECK(sb_err == 0 && sc_err == 0, "b nested in a, c joins b");
 	CHECK(nt_setprio(a.tid, 7) == 0 && nt_setprio(b.tid, -7) == 0, "nice values");
 
 	char *list1 = nt_cg_listing();
@@ -454,7 +438,6 @@ static void sched_debug_path(void)
 {
 	static char buf[1 << 20];
 	struct nt_agent a, b;
-	struct sub_agent sb = { &b, 1, 0 };
 
 	mkdir("/sys/kernel/debug", 0755);
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
@@ -463,8 +446,7 @@ static void sched_debug_path(void)
 		return;
 	}
 	CHECK(nt_agent_start(&a, 1) == 0, "rgroup a");
-	nt_agent_run(&a, start_sub_job, &sb);
-	CHECK(sb.err == 0, "b nested in a");
+	CHECK(nt_agent_start_in(&a, &b, 1) == 0, "b nested in a");
 	struct nt_spinners sp = { .n = 2 };
 	CHECK(nt_agent_run(&b, nt_spinners_job, &sp) == 0, "spinners in b");
 	nt_sleep(0.3);
@@ -503,9 +485,5 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--exec-probe"))
 		return exec_probe(atoi(argv[2]));
-	nt_require_rgroups();
-	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-	if (nt_check_kernel_log())
-		rgt_failures++;
-	return rgt_failures ? 1 : rc;
+	return nt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv, 0);
 }

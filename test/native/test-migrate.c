@@ -170,18 +170,6 @@ struct thr_info {
 	pid_t a, s1, s2, n;   /* agent of R, two spinners in R, agent of R/N */
 };
 
-struct sub {
-	struct nt_agent *agent;
-	int err;
-};
-
-static int sub_job(void *p)
-{
-	struct sub *s = p;
-	s->err = nt_agent_start(s->agent, 1);
-	return 0;
-}
-
 static int self_move_job(void *p)
 {
 	const char *t1 = p;
@@ -195,7 +183,6 @@ static int thr_child(void *p)
 	struct thr_ctl *c = p;
 	struct nt_agent a, n;
 	struct nt_spinners sp = { .n = 2 };
-	struct sub sn = { &n, 0 };
 	struct thr_info info;
 	char path[300], b;
 
@@ -205,8 +192,7 @@ static int thr_child(void *p)
 		return 2;
 	if (nt_agent_start(&a, 1) || nt_agent_run(&a, nt_spinners_job, &sp))
 		return 3;
-	nt_agent_run(&a, sub_job, &sn);
-	if (sn.err || nt_setprio(a.tid, 4) || nt_setprio(n.tid, -6))
+	if (nt_agent_start_in(&a, &n, 1) || nt_setprio(a.tid, 4) || nt_setprio(n.tid, -6))
 		return 4;
 	info = (struct thr_info){ a.tid, sp.s[0].tid, sp.s[1].tid, n.tid };
 	if (write(c->to_parent[1], &info, sizeof(info)) != sizeof(info))
@@ -359,7 +345,6 @@ static void *churn_agent(void *arg)
 static int churn_child(void *arg)
 {
 	struct nt_agent a[3], nested;
-	struct sub sn = { &nested, 0 };
 	pthread_t drv[4];
 	struct nt_spinners sp = { .n = 2 };
 	(void)arg;
@@ -368,8 +353,7 @@ static int churn_child(void *arg)
 	for (int i = 0; i < 3; i++)
 		if (nt_agent_start(&a[i], i < 2))
 			return 2;
-	nt_agent_run(&a[0], sub_job, &sn);
-	if (sn.err || nt_agent_run(&nested, nt_spinners_job, &sp))
+	if (nt_agent_start_in(&a[0], &nested, 1) || nt_agent_run(&nested, nt_spinners_job, &sp))
 		return 3;
 	for (int i = 0; i < 3; i++)
 		pthread_create(&drv[i], NULL, churn_agent, &a[i]);
@@ -427,13 +411,5 @@ static const struct rgt_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	nt_require_rgroups();
-	int err = nt_cg_init();
-	if (err)
-		rgt_skip_all("cannot set up cgroups below %s: %s", NT_SG, strerror(-err));
-	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-	nt_cg_cleanup();
-	if (nt_check_kernel_log())
-		rgt_failures++;
-	return rgt_failures ? 1 : rc;
+	return nt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv, 1);
 }

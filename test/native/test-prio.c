@@ -14,20 +14,6 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-/* Start an agent from inside another agent (so in, or nested under, its
- * rgroup). */
-struct sub_agent {
-	struct nt_agent *agent;
-	int new_group, err;
-};
-
-static int start_sub_job(void *p)
-{
-	struct sub_agent *n = p;
-	n->err = nt_agent_start(n->agent, n->new_group);
-	return 0;
-}
-
 struct prio_job {
 	pid_t who;
 	int nice, ret, err;
@@ -75,9 +61,7 @@ static void prio_set_get(void)
 	CHECK(j.ret == 7, "getpriority(PRIO_RGRP, 0) inside: %d", j.ret);
 
 	/* a second member: the value belongs to the rgroup, not the thread */
-	struct sub_agent sb = { &b, 0, 0 };
-	nt_agent_run(&a, start_sub_job, &sb);
-	CHECK(sb.err == 0 && nt_rg_id(b.tid) == nt_rg_id(a.tid), "b joins a's rgroup");
+	CHECK(nt_agent_start_in(&a, &b, 0) == 0 && nt_rg_id(b.tid) == nt_rg_id(a.tid), "b joins a's rgroup");
 	CHECK(nt_getprio(b.tid) == 7, "b sees the rgroup's nice: %d", nt_getprio(b.tid));
 	CHECK(nt_setprio(b.tid, -2) == 0 && nt_getprio(a.tid) == -2, "set through b, read through a");
 	nt_agent_stop(&b);
@@ -157,7 +141,6 @@ static void prio_errors(void)
 static int rule6_root_child(void *arg)
 {
 	struct nt_agent a, n;
-	struct sub_agent sn = { &n, 1, 0 };
 	(void)arg;
 	rgt_failures = 0; /* this child's own count */
 
@@ -165,8 +148,7 @@ static int rule6_root_child(void *arg)
 	CHECK(nt_agent_start(&a, 1) == 0, "top-level rgroup");
 	CHECK(nt_getprio(a.tid) == 5, "starts at its creator's nice 5: %d", nt_getprio(a.tid));
 	CHECK(nt_setprio(a.tid, -20) == 0, "root goes below its own nice: %s", strerror(errno));
-	nt_agent_run(&a, start_sub_job, &sn);
-	CHECK(sn.err == 0, "nested rgroup");
+	CHECK(nt_agent_start_in(&a, &n, 1) == 0, "nested rgroup");
 	CHECK(nt_getprio(n.tid) == 0, "a nested rgroup starts at 0: %d", nt_getprio(n.tid));
 	CHECK(nt_getprio(a.tid) == -20, "its parent keeps -20");
 	nt_agent_stop(&n);
@@ -190,7 +172,6 @@ static int rule6_user_child(void *arg)
 {
 	struct rlimit rl = { 23, 23 }; /* nice down to 20 - 23 = -3 */
 	struct nt_agent top, nested;
-	struct sub_agent n = { &nested, 1, 0 };
 	struct prio_job j;
 	(void)arg;
 	rgt_failures = 0; /* this child's own count */
@@ -206,8 +187,7 @@ static int rule6_user_child(void *arg)
 	CHECK(nt_setprio(top.tid, -4) == -1 && errno == EACCES, "-4, beyond RLIMIT_NICE: EACCES");
 	CHECK(nt_getprio(top.tid) == -3, "unchanged after EACCES: %d", nt_getprio(top.tid));
 
-	nt_agent_run(&top, start_sub_job, &n);
-	CHECK(n.err == 0, "a nested rgroup");
+	CHECK(nt_agent_start_in(&top, &nested, 1) == 0, "a nested rgroup");
 	CHECK(nt_getprio(nested.tid) == 0, "a nested rgroup starts at 0: %d", nt_getprio(nested.tid));
 	CHECK(nt_setprio(nested.tid, -20) == 0, "nested: -20 without privilege: %s", strerror(errno));
 	CHECK(nt_setprio(nested.tid, 19) == 0, "nested: 19");

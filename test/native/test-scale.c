@@ -401,18 +401,6 @@ static int start_creator_job(void *p)
 	return 0;
 }
 
-struct sub {
-	struct nt_agent *agent;
-	int err;
-};
-
-static int sub_job(void *p)
-{
-	struct sub *s = p;
-	s->err = nt_agent_start(s->agent, 1);
-	return 0;
-}
-
 static int lifetimes_child(void *arg)
 {
 	double seconds = *(double *)arg;
@@ -422,10 +410,8 @@ static int lifetimes_child(void *arg)
 
 	/* creators 0 and 2 in two top-level rgroups, 1 and 3 nested in them */
 	for (int i = 0; i < 2; i++) {
-		struct sub sn = { &nested[i], 0 };
 		CHECK(nt_agent_start(&top[i], !control) == 0, "top-level rgroup");
-		nt_agent_run(&top[i], sub_job, &sn);
-		CHECK(sn.err == 0, "nested rgroup");
+		CHECK(nt_agent_start_in(&top[i], &nested[i], 1) == 0, "nested rgroup");
 	}
 	double t0 = nt_now();
 	for (int i = 0; i < CREATORS; i++) {
@@ -496,8 +482,5 @@ int main(int argc, char **argv)
 	struct slabs first;
 	long mem;
 	baseline(&first, &mem);
-	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-	if (nt_check_kernel_log())
-		rgt_failures++;
-	return rgt_failures ? 1 : rc;
+	return nt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv, 0);
 }

@@ -289,13 +289,5 @@ static const struct rgt_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	nt_require_rgroups();
-	int err = nt_cg_init();
-	if (err)
-		rgt_skip_all("cannot set up cgroups below %s: %s", NT_SG, strerror(-err));
-	int rc = rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-	nt_cg_cleanup();
-	if (nt_check_kernel_log())
-		rgt_failures++;
-	return rgt_failures ? 1 : rc;
+	return nt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv, 1);
 }
