@@ -135,17 +135,21 @@ static int may_nice(int nice)
 }
 
 /* Options structs that can grow (libbpf's rule): a caller's struct may be
- * larger than ours if the part we do not know is zero. */
-static int opts_valid(const void *opts, size_t sz, size_t ours)
+ * larger than ours if the part we do not know is zero. Copies the caller's
+ * opts (sz bytes; NULL: the defaults stay) over ours; -EINVAL if invalid. */
+static int opts_take(void *ours, size_t our_sz, const void *opts, size_t sz)
 {
 	const unsigned char *p = opts;
 
-	if (sz < ours)
+	if (!opts)
 		return 0;
-	for (size_t i = ours; i < sz; i++)
+	if (sz < our_sz)
+		return -EINVAL;
+	for (size_t i = our_sz; i < sz; i++)
 		if (p[i])
-			return 0;
-	return 1;
+			return -EINVAL;
+	memcpy(ours, opts, our_sz);
+	return 0;
 }
 
 /* ---- Slots: handles that stay checkable ------------------------------- */
@@ -835,13 +839,8 @@ RGROUP__EXPORT int rgroup_exec_create(rgroup_exec_t *out, const struct rgroup_ex
 	cpu_set_t cpus;
 	int r = 0;
 
-	if (!out)
+	if (!out || opts_take(&o, sizeof(o), opts, opts ? opts->sz : 0))
 		return -EINVAL;
-	if (opts) {
-		if (!opts_valid(opts, opts->sz, sizeof(o)))
-			return -EINVAL;
-		memcpy(&o, opts, sizeof(o));
-	}
 	if (o.max_workers > MAX_WORKERS_LIMIT ||
 	    (o.stack_size && o.stack_size < (size_t)PTHREAD_STACK_MIN))
 		return -EINVAL;
@@ -979,13 +978,8 @@ RGROUP__EXPORT int rgroup_exec_group_create(rgroup_exec_t pool, const char *name
 	struct xpool *p;
 	int r = 0;
 
-	if (!out)
+	if (!out || opts_take(&o, sizeof(o), opts, opts ? opts->sz : 0))
 		return -EINVAL;
-	if (opts) {
-		if (!opts_valid(opts, opts->sz, sizeof(o)))
-			return -EINVAL;
-		memcpy(&o, opts, sizeof(o));
-	}
 	if (o.max_workers > MAX_WORKERS_LIMIT)
 		return -EINVAL;
 	if (!name)
