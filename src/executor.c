@@ -912,6 +912,22 @@ static int in_pool(const struct xpool *p)
 	return cur_worker && cur_worker->g->pool == p;
 }
 
+/* pool_lock() for the calls a worker of the pool must not make (they
+ * would wait for themselves): 0 and *out locked, -ENOENT or -EDEADLK. */
+static int pool_lock_outside(rgroup_exec_t id, struct xpool **out)
+{
+	struct xpool *p = pool_lock(id);
+
+	if (!p)
+		return -ENOENT;
+	if (in_pool(p)) {
+		P_UNLOCK(p);
+		return -EDEADLK;
+	}
+	*out = p;
+	return 0;
+}
+
 /* Pool lock held: no more submissions to any group. */
 static void close_groups(struct xgroup *list)
 {
@@ -1376,13 +1392,9 @@ RGROUP__EXPORT int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t grou
 	for (;;) {
 		int waited = 0;
 
-		p = pool_lock(pool);
-		if (!p)
-			return -ENOENT;
-		if (in_pool(p)) {
-			P_UNLOCK(p);
-			return -EDEADLK;
-		}
+		r = pool_lock_outside(pool, &p);
+		if (r < 0)
+			return r;
 		ids = pool_groups(p, &n);
 		P_UNLOCK(p);
 		if (!ids)
@@ -1554,16 +1566,13 @@ RGROUP__EXPORT int rgroup_exec_destroy(rgroup_exec_t pool, unsigned int flags)
 {
 	struct xpool *p;
 	long canceled = 0;
+	int r;
 
 	if (flags & ~RGROUP_EXEC_DRAIN)
 		return -EINVAL;
-	p = pool_lock(pool);
-	if (!p)
-		return -ENOENT;
-	if (in_pool(p)) {
-		P_UNLOCK(p);
-		return -EDEADLK;
-	}
+	r = pool_lock_outside(pool, &p);
+	if (r < 0)
+		return r;
 	p->dying = 1; /* other calls on the pool: -ENOENT from now on */
 	p->shutdown = 1;
 	close_groups(p->top);
