@@ -105,7 +105,8 @@ run_tsan() {
 	# c_link_args), so b_lundef=false alone cannot let it reference the
 	# TSan runtime, and clang 14's shared TSan runtime (-shared-libsan)
 	# crashes at start here. So the library is linked against a stub that
-	# only names the runtime's __tsan_* functions; at run time the test
+	# only names the runtime's __tsan_* functions (strong and weak: the
+	# unaligned accesses are weak); at run time the test
 	# programs' static runtime (exported to the dynamic scope, first in
 	# lookup order) provides the real ones. The stub is never called.
 	local rt stub
@@ -113,7 +114,7 @@ run_tsan() {
 	stub=$(realpath -m "$tsan_dir/tsan-stub")
 	mkdir -p "$stub"
 	nm -g --defined-only "$rt/libclang_rt.tsan-x86_64.a" 2>/dev/null |
-		awk '$2 == "T" && $3 ~ /^__tsan_/ { print "void " $3 "(void) {}" }' | sort -u >"$stub/stub.c"
+		awk '($2 == "T" || $2 == "W") && $3 ~ /^__tsan_/ { print "void " $3 "(void) {}" }' | sort -u >"$stub/stub.c"
 	clang -shared -fPIC -o "$stub/libtsanstub.so" "$stub/stub.c" || { failed=$((failed + 1)); failures+=("tsan: stub"); return; }
 	setup "$tsan_dir" clang -Db_sanitize=thread -Db_lundef=false \
 		"-Dc_link_args=-L$stub -Wl,--no-as-needed -ltsanstub -Wl,--as-needed -Wl,-rpath,$stub" || {
