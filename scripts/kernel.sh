@@ -9,11 +9,12 @@
 #                                if it is not built yet); never builds
 #   scripts/kernel.sh --key      print the cache key and exit
 #
-# Steps: fetch Debian's linux-source-6.1 with `apt-get download` (into the
+# Steps: fetch Debian's linux-source-6.12 with `apt-get download` (into the
 # cache, `apt-get update` first when the package is unknown), unpack it,
 # apply kernel/patches/ in `series` order with `patch -p1`, configure
 # `make tinyconfig` + kernel/config/qemu.config + kernel/config/debug.config
-# (lockdep, might_sleep checks; RGROUP_KERNEL_DEBUG=0 leaves it out), check
+# (lockdep, KASAN, kmemleak, fault injection; RGROUP_KERNEL_DEBUG=0 leaves
+# it out), check
 # that every option of the fragments took, and build bzImage with
 # -j$(nproc). Installs its build dependencies (scripts/deps.sh) as root.
 #
@@ -25,7 +26,7 @@
 #   RGROUP_KERNEL_CACHE  cache directory (default ~/.cache/rgroup/kernel)
 #   RGROUP_KERNEL_JOBS   make -j (default: nproc)
 #   RGROUP_KERNEL_DEBUG  0: build without kernel/config/debug.config
-#   RGROUP_KERNEL_DEB    use this linux-source-6.1 .deb instead of fetching
+#   RGROUP_KERNEL_DEB    use this linux-source-6.12 .deb instead of fetching
 #   RGROUP_KERNEL_KEEP   1: keep the build tree (cache/build-KEY) afterwards
 #
 # Progress goes to stderr, the build log to cache/KEY/build.log.
@@ -33,7 +34,7 @@ set -euo pipefail
 
 me=kernel.sh
 root=$(cd "$(dirname "$0")/.." && pwd)
-pkg=linux-source-6.1
+pkg=linux-source-6.12
 recipe=1 # bump when the steps below change what gets built
 cache=${RGROUP_KERNEL_CACHE:-${HOME:-/root}/.cache/rgroup/kernel}
 jobs=${RGROUP_KERNEL_JOBS:-$(nproc)}
@@ -169,7 +170,7 @@ while read -r line; do
 done < <(cat "${fragments[@]}")
 [ -z "$untaken" ] || die "configuration options did not take:$untaken"
 
-say "building bzImage with -j$jobs (8-11 minutes on 2 CPUs; log: $log)"
+say "building bzImage with -j$jobs (about 9 minutes on 2 quiet CPUs; log: $log)"
 if ! make -C "$src" O="$obj" -j"$jobs" bzImage >>"$log" 2>&1; then
 	tail -n 30 "$log" >&2
 	die "the kernel build failed (see $log)"
