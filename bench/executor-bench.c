@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * executor-bench - what the executor (rgroup_exec_*, issue 13) costs,
+ * executor-bench - what the executor (rgroup_exec_*) costs,
  * side by side in one run with a plain thread pool of the same size
  * written the obvious way: a mutex, a condition variable signalled at every
  * submission, a linked list of malloc'd tasks.

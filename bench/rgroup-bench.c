@@ -16,6 +16,7 @@
  * bench-results.json. Exit 0, or 77 when the backend cannot run here (with
  * the reason). Never asserts on time.
  */
+#include <dlfcn.h>
 #include <linux/futex.h>
 #include <malloc.h>
 #include <sched.h>
@@ -49,13 +50,32 @@ static void *nothing(void *arg)
 
 enum { K_PTHREAD, K_NEW, K_SAME };
 
+/* The baseline is libc's pthread_create(): the program's own resolves to
+ * librgroup's, which inside an rgroup is rgroup_thread_create(0). */
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static create_fn *libc_pthread_create(void)
+{
+	static create_fn *fn;
+
+	if (!fn) {
+#ifndef BENCH_STATIC_LINK
+		void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+		fn = h ? (create_fn *)dlsym(h, "pthread_create") : NULL;
+#endif
+		if (!fn)
+			fn = pthread_create;   /* a static link's is libc's */
+	}
+	return fn;
+}
+
 /* Per-op seconds of `ops` create+join of kind k from the calling thread. */
 static double create_block(int k, int ops, int *err)
 {
 	pthread_t t;
 	double t0 = bench_now();
 	for (int i = 0; i < ops; i++) {
-		int r = k == K_PTHREAD ? pthread_create(&t, NULL, nothing, NULL)
+		int r = k == K_PTHREAD ? libc_pthread_create()(&t, NULL, nothing, NULL)
 			: rgroup_thread_create(&t, NULL, k == K_NEW ? RGROUP_NEW : 0, nothing, NULL);
 		if (r) {
 			*err = r;
@@ -214,9 +234,11 @@ static int op_floor(pid_t tid, int j)
 	return syscall(SYS_pwrite64, floor_fd, v, strlen(v), 0) < 0 ? -1 : 0;
 }
 
-/* A against B (setpriority), `ops` calls per block in ABBA order, as one
- * figure; NAN-free unless a call failed (then it says so). */
-static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double target)
+/* A against B (b_name: setpriority, or the kernel's own weight write),
+ * `ops` calls per block in ABBA order, as one figure; NAN-free unless a
+ * call failed (then it says so). */
+static void prio_pair_vs(const char *name, prio_op a, pid_t ta, prio_op b, pid_t tb,
+			 const char *b_name, double target)
 {
 	static double ratio[64], a_us[64], b_us[64];
 	const int ops = 1000;
@@ -229,7 +251,7 @@ static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double ta
 			int do_a = (i % 2 == 0) == (half == 0); /* ABBA */
 			t0 = bench_now();
 			for (int j = 0; j < ops; j++) {
-				int r = do_a ? a(ta, j) : op_process(tb, j);
+				int r = do_a ? a(ta, j) : b(tb, j);
 				if (r < 0)
 					err = errno;
 			}
@@ -250,7 +272,12 @@ static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double ta
 	snprintf(extra, sizeof(extra), "\"a_us_median\":%.3f,\"b_us_median\":%.3f,\"blocks\":%d,\"ops_per_block\":%d",
 		 as.median, bs.median, nb, ops);
 	bench_emit("weight", name, "ratio", bench_stats(ratio, nb), target > 0 ? "le" : "", target, extra);
-	printf("%-44s %10.4g us vs setpriority %.4g us (medians)\n", "", as.median, bs.median);
+	printf("%-44s %10.4g us vs %s %.4g us (medians)\n", "", as.median, b_name, bs.median);
+}
+
+static void prio_pair(const char *name, prio_op a, pid_t ta, pid_t tb, double target)
+{
+	prio_pair_vs(name, a, ta, op_process, tb, "setpriority", target);
 }
 
 /* Open the weight file of thread tid's group, with the two values the
@@ -310,6 +337,10 @@ static void bench_prio(void)
 		/* Not a target: what the kernel's own write costs, which no
 		 * cgroup backend can go below. */
 		prio_pair("cgroupfs weight write / setpriority", op_floor, in.tid, out.tid, 0);
+		/* The library against that floor, side by side: its cost above
+		 * the kernel's own write. */
+		prio_pair_vs("PRIO_RGRP / cgroupfs weight write", op_rgrp, in.tid, op_floor, in.tid,
+			     "the weight write", 1.25);
 		close(floor_fd);
 		floor_fd = -1;
 	}
@@ -341,8 +372,9 @@ static void bench_prio(void)
 /*
  * Scenarios are tables run by test/lib/scenario.h, the engine the system
  * test test-gov-share.c asserts with. The in-process ones (flat-1:2:4,
- * nested-3-deep, nested-tree, vs-plain-threads) are issue 4's: they also
- * give the "in-process worst" figure with that issue's target.
+ * nested-3-deep, nested-tree, vs-plain-threads) divide the process's own
+ * threads: they also give the "in-process worst" figure, with the
+ * governor's accuracy target.
  */
 #define ACC_MAX 8
 
@@ -371,7 +403,7 @@ static double run_scenario(const struct rgt_scenario *sc, double cpus, const cha
 	return n ? worst : NAN;
 }
 
-/* Is this scenario one of the process's own threads only (issue 4's)? */
+/* Is this scenario one of the process's own threads only? */
 static int in_process(const struct rgt_scenario *sc)
 {
 	return strcmp(sc->name, "article-split") && strcmp(sc->name, "under-committed") &&
@@ -486,7 +518,7 @@ static void bench_accuracy(void)
 		bench_emit1("accuracy", name, "%", 100 * worst_all, "le", 5, NULL);
 		snprintf(name, sizeof(name), "SUITE %s mean", mode);
 		bench_emit1("accuracy", name, "%", ok ? 100 * sum_mean / ok : NAN, "", 0, NULL);
-		/* Issue 4's figure: the process's own threads only. */
+		/* The governor's accuracy figure: the process's own threads only. */
 		snprintf(name, sizeof(name), "in-process %s worst", mode);
 		bench_emit1("accuracy", name, "%", 100 * worst_in, "le", 10,
 			    "\"scenarios\":\"flat-1:2:4, nested-3-deep, nested-tree, vs-plain-threads\"");
@@ -497,7 +529,7 @@ static void bench_accuracy(void)
 /* ---- Overhead, PRIO_RGRP latency, idle groups --------------------------- */
 
 /*
- * Issue 4's figures for the governor, measured the same way on every
+ * The governor's figures, measured the same way on every
  * backend so that they stand side by side: what the library's own threads
  * cost, how soon a weight change shows in the split, and whether a group
  * that falls idle leaves its CPU to the others.

@@ -29,6 +29,11 @@ extern "C" {
  * under the creating thread's own group (the analogue of CLONE_NEWRGRP). */
 #define RGROUP_NEW 0x1u
 
+/* Rgroups nest at most this deep (a top-level rgroup is at depth 1):
+ * creating one deeper fails with ENOSPC, on every backend; the native
+ * kernel's limit is the same. */
+#define RGROUP_MAX_DEPTH 32
+
 /* `which` for rgroup_setpriority()/rgroup_getpriority(): the rgroup of the
  * thread `who` (0: the calling thread). The value Heo's patch set used. */
 #ifndef PRIO_RGRP
@@ -45,8 +50,11 @@ extern "C" {
  * like pthread_create), pthread_create's own errors, and the cgroupfs
  * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
  * limits, and the library's own: depth 32, 65536 groups), ENODEV, EBUSY,
- * ENOMEM, EMFILE, EXDEV (a path below the process's cgroup leads through
- * a symlink or another mount: the library does not follow it).
+ * ENOMEM, EMFILE, ENFILE, EXDEV (a path below the process's cgroup leads
+ * through a symlink or another mount: the library does not follow it),
+ * EEXIST (a directory of the new group's name is there already), ENOTDIR
+ * (a path the library uses is not a directory), ENOENT (the parent's
+ * directory was removed), EROFS (cgroupfs read-only). rgroup_thread_create(3).
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);
@@ -85,7 +93,9 @@ typedef uint64_t rgroup_id_t;
 
 /* The rgroup of thread `tid` (0: the caller) in *id (0 if it is in none).
  * Returns 0, -EINVAL (id NULL, tid negative), -ESRCH (not a thread of this
- * process) or another -errno; *id is untouched on failure. */
+ * process) or -EDEADLK (called from a signal handler that interrupted the
+ * calling thread inside the library, also while the first call sets it
+ * up); *id is untouched on failure. Not async-signal-safe (rgroup_of(3)). */
 int rgroup_of(pid_t tid, rgroup_id_t *id);
 
 /* A snapshot of one rgroup. Set `sz` to sizeof(struct rgroup_info) before
@@ -104,7 +114,14 @@ struct rgroup_info {
 	uint64_t throttled_ns;  /* governor: time its threads were paused */
 	uint64_t unthrottled;   /* governor: pauses its threads did not take
 	                         * (they block the governor's signal) */
+	unsigned int flags;     /* RGROUP_INFO_* */
 };
+
+/* rgroup_info() flags. UNENFORCED, governor: the program installed a
+ * handler of its own for the governor's signal, so the governor enforces
+ * no weight and no cap in the process until the program resets the signal
+ * to SIG_DFL or SIG_IGN (rgroup_info(3)). */
+#define RGROUP_INFO_UNENFORCED 0x1u
 
 /* Fill *info for rgroup `id`. Returns 0, -ENOENT (no such rgroup; also for
  * id 0, the sgroup) or -EINVAL (info NULL, or sz smaller than the struct up
@@ -133,7 +150,8 @@ int rgroup_probe(const char *name, char *why, size_t len);
 /* Remove, bottom-up, the rgroup directories in cgroup directory `dir` that
  * processes which no longer exist left behind (killed with SIGKILL, say).
  * Never touches a live process's groups or anything rgroup did not make.
- * Returns how many directories were removed, or a negative errno. */
+ * Returns how many directories were removed, or a negative errno
+ * (-EMEDIUMTYPE: dir is not on a cgroup filesystem). */
 int rgroup_gc(const char *dir);
 
 /* ---- The executor: work items that run in their work group's rgroup -- */

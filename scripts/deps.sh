@@ -3,16 +3,24 @@
 # the build directory both commands share. Sourced by scripts/test.sh and
 # scripts/demo.sh.
 
-# build: compiler, meson, ninja, pkg-config, ncurses (rgroup top);
-# demo plots: gnuplot; unit tests: cmocka; VM suite: qemu, a static
-# busybox, cpio, static libc (libc6-dev); `rgroup top` test: tmux;
-# `rgroup run` on real programs: qemu again, and the JVM (keytool);
+# build: compilers (g++: the C++ example and tests of <rgroup.hpp>),
+# meson, ninja, pkg-config, ncurses (rgroup top); demo plots: gnuplot;
+# unit tests: cmocka; VM suite: qemu, a static busybox, cpio, static libc
+# (libc6-dev); `rgroup top` test: tmux; `rgroup run` on real programs:
+# qemu again, the JVM (keytool), and the programs of its compatibility
+# test (test/run/test-run-compat.c); abi suite: abigail-tools (abidiff);
+# VM tests as a service: systemd (it boots in the guest); package suite:
+# dpkg-dev, debhelper, fakeroot, lintian; the Rust bindings' tests:
+# Debian's cargo and rustc and the two crates they use (no crates.io);
 # native suite: RGROUP_KERNEL_DEPS.
-RGROUP_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config libncurses-dev gnuplot-nox"
-RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux openjdk-17-jre-headless"
-# the native kernel (scripts/kernel.sh): Debian's linux-source-6.1 is fetched
+RGROUP_BUILD_DEPS="gcc g++ libc6-dev meson ninja-build pkg-config libncurses-dev gnuplot-nox"
+RGROUP_TEST_DEPS="libcmocka-dev qemu-system-x86 busybox-static cpio file tmux openjdk-17-jre-headless
+  pigz zstd xz-utils sqlite3 python3 openssl gpg iproute2 procps systemd dbus-daemon login
+  abigail-tools dpkg-dev debhelper fakeroot lintian
+  cargo rustc librust-libc-dev librust-pkg-config-dev"
+# the native kernel (scripts/kernel.sh): Debian's linux-source-6.12 is fetched
 # with apt-get download and built with these.
-RGROUP_KERNEL_DEPS="gcc make flex bison bc libelf-dev xz-utils patch util-linux"
+RGROUP_KERNEL_DEPS="gcc make flex bison bc libelf-dev libssl-dev xz-utils patch util-linux"
 
 install_deps() {
 	local missing=() p

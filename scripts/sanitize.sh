@@ -124,8 +124,8 @@ run_tsan() {
 		failed=$((failed + 1)); failures+=("tsan: build"); return
 	fi
 	meson test -C "$tsan_dir" --no-rebuild --print-errorlogs --num-processes 1 \
-		cgroup1-concurrency cgroup1-rules governor-rules governor-churn governor-safety \
-		cgroup1-executor governor-executor governor-faults
+		kernel-concurrency kernel-rules governor-rules governor-churn governor-safety \
+		kernel-executor governor-executor governor-faults
 	count "$tsan_dir"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build rgroup and run every test suite (unit, system, vm, native, tools,
-# install), then print "N passed, N failed". The native suite boots the
+# install, abi, package), then print "N passed, N failed". The native suite boots the
 # patched kernel of kernel/, built first by scripts/kernel.sh (cached). Installs its Debian packages when run
 # as root.
 #

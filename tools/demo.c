@@ -8,7 +8,7 @@
  * (per-thread and per-process CPU clocks, not the library's own
  * accounting), as a share of all the CPU time the demo's busy threads got,
  * and compared with the ideal hierarchical weighted share computed by the
- * reference model (src/model.h) for the same tree, weights and demands.
+ * reference model (src/model/model.h) for the same tree, weights and demands.
  *
  * As root the demo measures in a system group of its own (test/lib/
  * sgroup.h, rgroup-demo-PID), entered before the library's first group,

@@ -19,8 +19,9 @@ static const char doctor_usage[] =
 	"\n"
 	"Print the backend this process gets, whether each backend (best first)\n"
 	"would work here and, if not, why and how to fix it, the process's\n"
-	"cgroups and whether RGROUP_BACKEND is set. Exit status 0 if some\n"
-	"backend is usable, 1 if none is.\n";
+	"cgroups and whether RGROUP_BACKEND is set, and where the process runs\n"
+	"(a systemd service, a container, a login session) with what to change\n"
+	"there. Exit status 0 if some backend is usable, 1 if none is.\n";
 
 /* What a usable backend cannot do, said where the user chooses. */
 static const char *limit_of(const char *name)
@@ -85,6 +86,8 @@ int cmd_doctor(int argc, char **argv)
 	for (unsigned int i = 0; rgroup_backend_name(i); i++)
 		usable |= report(rgroup_backend_name(i), rgroup_backend_name(i));
 	report("automatic", NULL);
+
+	tool_print_where();
 
 	printf("\nthis process's cgroups (/proc/self/cgroup):\n");
 	tool_print_cgroups("  ");

@@ -9,22 +9,26 @@
  * process starts again; this command finds them. With DIRs it calls
  * rgroup_gc() on each; without, it walks every hierarchy that can carry
  * rgroups (the cgroup v1 mount with the "cpu" super option and the cgroup2
- * mount: rgroup__cg_mounts()) and calls rgroup_gc() on each directory that
- * holds a leftover.
+ * mount: rgroup__cg_mounts()), and the v1 cpuset hierarchy, where the
+ * cgroup1 backend mirrors each group with CPUs, and calls rgroup_gc() on
+ * each directory that holds a leftover.
  *
  * Safety is the library's: rgroup_gc() removes only names that
- * "rgroup-<pid>-<starttime>-<id>" could have produced whose owner (pid
- * plus start time, so pid reuse is harmless) no longer exists. The walk
+ * "rgroup-<pid>-<starttime>-<id>[-ns<pidns>]" could have produced whose
+ * owner (pid plus start time, so pid reuse is harmless, in its PID
+ * namespace: rgroup__owner_alive_ns()) no longer exists, and keeps what it
+ * cannot judge. The walk
  * here only decides where to call it and what to print: it uses the same
  * strict name form, never descends into an rgroup directory (a live
  * process's tree is its own; a dead one goes as a whole) and never removes
  * a directory itself.
  *
  * It also removes the governor's state files of dead processes
- * (src/governor-state.h; a killed process cannot remove its own) in /dev/shm, or
+ * (src/governor/governor-state.h; a killed process cannot remove its own) in /dev/shm, or
  * with DIRs in those: only regular files named exactly as
  * rgroup__parse_statename() accepts, whose owner (pid plus start time) is
- * gone, and, unless run by root, only the caller's own.
+ * gone, and, unless run by root, only the caller's own; and so `rgroup
+ * run`'s names files (src/run/run-spec.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,11 +36,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <rgroup.h>
@@ -44,16 +50,18 @@
 #include "governor-state.h"
 #include "locate.h"
 #include "parse.h"
+#include "run-spec.h"
 #include "tool.h"
 
 static const char gc_usage[] =
 	"Usage: rgroup gc [--dry-run] [DIR...]\n"
 	"\n"
-	"Remove the rgroup directories (rgroup-<pid>-<starttime>-<id>) and the\n"
-	"governor's state files (rgroup-<pid>-<starttime>.state) that processes\n"
-	"killed before they could clean up left behind. With DIRs, look in those\n"
-	"directories; without, walk the cgroup v1 'cpu' hierarchy and the\n"
-	"cgroup2 hierarchy, and " RGROUP__STATE_DIR ". A live process's groups and files,\n"
+	"Remove the rgroup directories (rgroup-<pid>-<starttime>-<id>[-ns<pidns>]),\n"
+	"the governor's state files (rgroup-<pid>-<starttime>.state) and rgroup run's\n"
+	"names files (rgroup-<pid>-<starttime>.names) that processes killed before\n"
+	"they could clean up left behind. With DIRs, look in those\n"
+	"directories; without, walk the cgroup v1 'cpu' and 'cpuset' hierarchies,\n"
+	"the cgroup2 hierarchy, and " RGROUP__STATE_DIR ". A live process's groups and files,\n"
 	"and anything rgroup did not make, are never touched.\n"
 	"\n"
 	"  -n, --dry-run   only list what would be removed\n"
@@ -74,12 +82,12 @@ struct gc_state {
 	unsigned long files;    /* state files removed (or, dry run, found) */
 };
 
-/* The library's name form, exactly (rgroup__parse_dirname). */
-static int parse_name(const char *name, pid_t *pid, uint64_t *start)
+/* The library's name forms, exactly (rgroup__parse_dirname_ns()). */
+static int parse_name(const char *name, pid_t *pid, uint64_t *start, uint64_t *pidns)
 {
 	uint64_t id;
 
-	return rgroup__parse_dirname(name, pid, start, &id);
+	return rgroup__parse_dirname_ns(name, pid, start, pidns, &id);
 }
 
 static int is_dir_at(int dirfd, struct dirent *e)
@@ -118,10 +126,10 @@ static void collect_tree(const char *path, int depth, char ***v, size_t *n, size
 	if (depth <= GC_MAX_DEPTH && (d = opendir(path))) {
 		while ((e = readdir(d))) {
 			pid_t pid;
-			uint64_t start;
+			uint64_t start, pidns;
 			char sub[PATH_MAX];
 
-			if (!is_dir_at(dirfd(d), e) || parse_name(e->d_name, &pid, &start) < 0)
+			if (!is_dir_at(dirfd(d), e) || parse_name(e->d_name, &pid, &start, &pidns) < 0)
 				continue;
 			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
 				continue;
@@ -166,15 +174,15 @@ static void gc_dir(struct gc_state *st, const char *path, int depth, int recurse
 	}
 	while ((e = readdir(d))) {
 		pid_t pid;
-		uint64_t start;
+		uint64_t start, pidns;
 		char sub[PATH_MAX];
 
 		if (e->d_name[0] == '.' || !is_dir_at(dirfd(d), e))
 			continue;
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= (int)sizeof(sub))
 			continue;
-		if (parse_name(e->d_name, &pid, &start) == 0) {
-			if (rgroup__owner_alive(pid, start))
+		if (parse_name(e->d_name, &pid, &start, &pidns) == 0) {
+			if (rgroup__owner_alive_ns(pid, start, pidns))
 				continue;
 			dead++;
 			collect_tree(sub, 1, &subs, &nsubs, &cap);
@@ -234,6 +242,40 @@ static void gc_state_files(struct gc_state *st, const char *dir, int quiet)
 	st->files_walked = 1;
 }
 
+/* The rules' names files that `rgroup run`'s preload left when its
+ * process was killed (run-spec.h), as rgroup__state_gc() takes state
+ * files: only the exact name form, a regular file, its owner (pid and
+ * start time) gone, and, unless run by root, the caller's own. */
+static void gc_names_files(struct gc_state *st, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;   /* said by gc_state_files() */
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start;
+		int tmp, err = 0;
+		struct stat sb;
+		char p[PATH_MAX];
+
+		if (rgroup__run_parse_names_name(e->d_name, &pid, &start, &tmp) < 0 ||
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(sb.st_mode) || rgroup__owner_alive(pid, start) ||
+		    (geteuid() != 0 && sb.st_uid != geteuid()))
+			continue;
+		if (!st->dry_run && unlinkat(dirfd(d), e->d_name, 0) < 0) {
+			if (errno == ENOENT)
+				continue;   /* another collector was first */
+			err = errno;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		state_seen(st, p, err);
+	}
+	closedir(d);
+}
+
 /* One hierarchy of rgroup__cg_mounts(): walk it from its mount point. */
 static int gc_mount(void *arg, const struct rgroup__mount *m, int v2)
 {
@@ -244,12 +286,62 @@ static int gc_mount(void *arg, const struct rgroup__mount *m, int v2)
 	return 0;
 }
 
-/* Walk every hierarchy that can hold rgroups, once per hierarchy (a
- * hierarchy mounted twice is one device). */
+/* Devices of the hierarchies gc_mount() walked (gc_cpusets() skips them). */
+struct walked {
+	int n;
+	char dev[64][32];
+};
+
+static int note_mount(void *arg, const struct rgroup__mount *m, int v2)
+{
+	struct walked *w = arg;
+
+	if (w->n < 64)
+		snprintf(w->dev[w->n++], sizeof(w->dev[0]), "%s", m->dev);
+	return 0;
+}
+
+/*
+ * The v1 cpuset hierarchy, where the cgroup1 backend makes a directory
+ * beside each rgroup with CPUs (src/backends/cgroup1-cpuset.h: flat, in
+ * the process's cpuset group, named as the cpu directory). Not a
+ * hierarchy rgroups live in, so rgroup__cg_mounts() does not list it;
+ * the same strict name form and dead-owner test decide here. A cpuset
+ * mounted with cpu was walked already.
+ */
+static int gc_cpusets(struct gc_state *st)
+{
+	static char text[1 << 16];
+	struct rgroup__mount m;
+	struct walked w = { 0 }, cs = { 0 };
+	const char *pos = text;
+	int r = rgroup__cg_mounts(note_mount, &w);
+
+	if (r < 0 || (r = rgroup__read_path("/proc/self/mountinfo", text, sizeof(text))) < 0)
+		return r;
+	while (rgroup__parse_mountinfo_next(&pos, "cpuset", &m) == 0) {
+		int seen = 0;
+
+		for (int i = 0; i < w.n; i++)
+			seen |= strcmp(w.dev[i], m.dev) == 0;
+		for (int i = 0; i < cs.n; i++)
+			seen |= strcmp(cs.dev[i], m.dev) == 0;
+		if (seen)
+			continue;
+		note_mount(&cs, &m, 0);
+		gc_dir(st, m.point, 0, 1, 1);
+	}
+	return 0;
+}
+
+/* Walk every hierarchy that can hold rgroups, and the v1 cpuset one,
+ * once per hierarchy (a hierarchy mounted twice is one device). */
 static int gc_all(struct gc_state *st)
 {
 	int r = rgroup__cg_mounts(gc_mount, st);
 
+	if (r >= 0)
+		r = gc_cpusets(st);
 	if (r < 0) {
 		fprintf(stderr, "%s gc: cannot read /proc/self/mountinfo: %s\n", tool_name, strerror(-r));
 		return EXIT_FAIL;
@@ -259,6 +351,18 @@ static int gc_all(struct gc_state *st)
 		return EXIT_FAIL;
 	}
 	return st->failed ? EXIT_FAIL : EXIT_OK;
+}
+
+/* Is DIR, one the user named, a cgroup directory (v1 or v2)? 1, 0, or
+ * -1 and errno. Elsewhere only the governor's state files are collected:
+ * the names of groups mean nothing outside cgroupfs. */
+static int on_cgroupfs(const char *path)
+{
+	struct statfs sf;
+
+	if (statfs(path, &sf) < 0)
+		return -1;
+	return sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 int cmd_gc(int argc, char **argv)
@@ -288,6 +392,7 @@ int cmd_gc(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		gc_state_files(&st, RGROUP__STATE_DIR, 0);
+		gc_names_files(&st, RGROUP__RUN_NAMES_DIR);
 		r = gc_all(&st);
 	} else {
 		for (int i = optind; i < argc; i++) {
@@ -298,8 +403,21 @@ int cmd_gc(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s", argv[i]);
 			while (len > 1 && path[len - 1] == '/')
 				path[--len] = '\0';
-			gc_dir(&st, path, 0, 0, 1);
-			gc_state_files(&st, path, 1);
+			switch (on_cgroupfs(path)) {
+			case 1:
+				gc_dir(&st, path, 0, 0, 1);
+				gc_state_files(&st, path, 1);
+				break;
+			case 0:
+				fprintf(stderr, "%s gc: %s is not a cgroup directory: only the governor's state files and rgroup run's names files of dead processes are collected there\n",
+					tool_name, path);
+				gc_state_files(&st, path, 0);
+				gc_names_files(&st, path);
+				break;
+			default:
+				fprintf(stderr, "%s gc: %s: %s\n", tool_name, path, strerror(errno));
+				st.failed = 1;
+			}
 		}
 		r = st.failed ? EXIT_FAIL : EXIT_OK;
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * run.c - rgroup run: start a program nobody changed with its threads put
- * into rgroups by name (the preload, src/preload.c, does the placing; the
- * rules are src/run-spec.h's). This command checks everything it can
+ * into rgroups by name (the preload, src/run/preload.c, does the placing; the
+ * rules are src/run/run-spec.h's). This command checks everything it can
  * before the program starts, so that what cannot work is a clear error
  * here rather than a program that silently runs without its groups:
  * the rules, the program (a static or setuid program cannot take a
@@ -44,7 +44,9 @@ static const char run_usage[] =
 	"  -n, --dry-run        check everything and print the plan; start nothing\n"
 	"      --no-inherit     programs that PROGRAM starts do not get the rules\n"
 	"  -b, --backend NAME   use this backend (RGROUP_BACKEND=NAME)\n"
-	"  -v, --verbose        PROGRAM says on stderr where each thread went\n"
+	"  -v, --verbose        PROGRAM says on stderr where each thread went, and\n"
+	"                       at its exit what each rule took (without -v: only\n"
+	"                       when a rule took no thread)\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"SPEC:  GROUP[=PATTERN[,PATTERN...]][:SETTING[,SETTING...]]\n"
@@ -180,6 +182,9 @@ static const char *secure_reason(const char *path)
 	return NULL;
 }
 
+/* Can PROGRAM be run with the preload? 0; -errno when exec itself would
+ * fail (no such program, not executable); -1 when it would run but
+ * without its rules (err says why). */
 static int check_program(const char *name, struct program *p, char *err, size_t elen)
 {
 	char line[PATH_MAX + 8];
@@ -189,7 +194,7 @@ static int check_program(const char *name, struct program *p, char *err, size_t 
 
 	if (r < 0) {
 		snprintf(err, elen, "cannot run %s: %s", name, strerror(-r));
-		return -1;
+		return r;   /* as exec failed: 127 or 126, as env(1) exits */
 	}
 	if ((why = secure_reason(p->path))) {
 		snprintf(err, elen, "%s is %s: the kernel runs it in secure-execution mode, where the dynamic loader ignores LD_PRELOAD, so rgroup run cannot place its threads",
@@ -221,11 +226,19 @@ static int check_program(const char *name, struct program *p, char *err, size_t 
 
 /* ---- The preload ------------------------------------------------------------- */
 
-/* librgroup-preload.so beside the librgroup.so this command runs with. */
+/* The librgroup-preload.so of the librgroup.so this command runs with:
+ * installed, it is in the private directory rgroup/ below the library's
+ * (LIBDIR/rgroup/, src/meson.build); in the build tree, beside it. Found
+ * from the library and not from a compiled-in path, so that the preload
+ * always comes from the library's own build (its RGROUP_PRIVATE node),
+ * also in a staged install. */
 static int find_preload(char *out, size_t len, char *err, size_t elen)
 {
+	static const char *const where[] = { "rgroup/", "" };
 	char lib[PATH_MAX], dir[PATH_MAX];
+	const char *d;
 	Dl_info info;
+	size_t i;
 
 	if (!dladdr((void *)rgroup_backend, &info) || !info.dli_fname ||
 	    !realpath(info.dli_fname, lib)) {
@@ -233,9 +246,15 @@ static int find_preload(char *out, size_t len, char *err, size_t elen)
 		return -1;
 	}
 	snprintf(dir, sizeof(dir), "%s", lib);
-	snprintf(out, len, "%s/librgroup-preload.so", dirname(dir));
-	if (access(out, R_OK) < 0) {
-		snprintf(err, elen, "%s is missing (it is installed with librgroup, beside %s)", out, lib);
+	d = dirname(dir);
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(out, len, "%s/%slibrgroup-preload.so", d, where[i]);
+		if (access(out, R_OK) == 0)
+			break;
+	}
+	if (i == sizeof(where) / sizeof(where[0])) {
+		snprintf(err, elen, "%s/rgroup/librgroup-preload.so is missing (it is installed with %s)",
+			 d, lib);
 		return -1;
 	}
 	if (strpbrk(out, ": ")) {
@@ -349,6 +368,12 @@ static int load_config(const char *file)
 		return EXIT_FAIL;
 	}
 	text[n] = '\0';
+	if ((size_t)n != strlen(text)) {
+		unsigned int line = 1;
+		for (const char *c = text; *c; c++)
+			line += *c == '\n';
+		return tool_usage_error("run", "%s:%u: a NUL byte: not a text file of rules", file, line);
+	}
 	if (rgroup__run_add_text(&rules, text, file, err, sizeof(err)) < 0)
 		return tool_usage_error("run", "%s", err);
 	return EXIT_OK;
@@ -367,7 +392,7 @@ int cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static char env[1 << 16];
-	char err[800], why[512], preload[PATH_MAX], ld[PATH_MAX * 2 + 4096];
+	char err[800], why[512], preload[PATH_MAX], ld[PATH_MAX * 2 + 4096], pidstr[16];
 	struct program prog;
 	int c, dry = 0, inherit = 1, verbose = 0, r, bad = 0;
 	const char *backend = NULL, *old;
@@ -417,10 +442,10 @@ int cmd_run(int argc, char **argv)
 
 	/* Everything that can be checked here is; for --dry-run all of it is
 	 * printed, else the first problem ends it. */
-	if (check_program(argv[optind], &prog, err, sizeof(err)) < 0) {
+	if ((r = check_program(argv[optind], &prog, err, sizeof(err))) < 0) {
 		fprintf(stderr, "%s run: %s\n", tool_name, err);
 		if (!dry)
-			return EXIT_FAIL;
+			return r == -ENOENT ? 127 : r < -1 ? 126 : EXIT_FAIL;
 		bad = 1;
 		snprintf(prog.path, sizeof(prog.path), "%s", argv[optind]);
 		prog.interp[0] = prog.script[0] = '\0';
@@ -468,7 +493,11 @@ int cmd_run(int argc, char **argv)
 			   r < 0 ? why : NULL, inherit, ld, env);
 		return bad ? EXIT_FAIL : EXIT_OK;
 	}
+	/* The program keeps this pid: the preload reports what the rules did
+	 * at its exit (src/run/preload.c), its children only with -v. */
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)getpid());
 	if (setenv("LD_PRELOAD", ld, 1) < 0 || setenv("RGROUP_RUN_RULES", env, 1) < 0 ||
+	    setenv("RGROUP_RUN_PID", pidstr, 1) < 0 ||
 	    (!inherit && setenv("RGROUP_RUN_INHERIT", "0", 1) < 0) ||
 	    (verbose && setenv("RGROUP_RUN_VERBOSE", "1", 1) < 0)) {
 		fprintf(stderr, "%s run: cannot set the environment: %s\n", tool_name, strerror(errno));

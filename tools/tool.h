@@ -3,9 +3,9 @@
  * tool.h - what the parts of the `rgroup` command share. The command uses
  * the public <rgroup.h> like any other program would, plus the project's
  * helpers that the library, the tests and the fuzzers share: the parsers
- * (src/parse.h), the locator and /proc readers (src/locate.h), the
- * governor's state file (src/governor-state.h), the reference model
- * (src/model.h) and, for the demo, the tests' scenario engine
+ * (src/kernel-text/parse.h), the locator and /proc readers (src/kernel-text/locate.h), the
+ * governor's state file (src/governor/governor-state.h), the reference model
+ * (src/model/model.h) and, for the demo, the tests' scenario engine
  * (test/lib/scenario.h). Never the library's insides (tree.h, backend.h,
  * cgroupfs.h).
  */
@@ -35,5 +35,7 @@ int tool_usage_error(const char *sub, const char *fmt, ...)
 
 /* Print the lines of /proc/self/cgroup, each prefixed by `indent`. */
 void tool_print_cgroups(const char *indent);
+/* `rgroup doctor`'s "where this process runs" and its fix (where.c). */
+void tool_print_where(void);
 
 #endif /* RGROUP_TOOL_H */

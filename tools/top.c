@@ -227,12 +227,13 @@ static void fmt_cpus(char *out, size_t len, double v)
 static void draw(void)
 {
 	const struct view *v = st.cur;
-	char ideal[16], used[16], cpus[16];
+	char ideal[16], used[16], cpus[16], cap[32];
 	int y = 0, width = 15;
 
 	erase();
 	for (int i = 0; i < v->ngroups; i++) {
-		int w = 2 * (v->groups[i].depth - 1) + (int)strlen(v->groups[i].name);
+		const struct view_group *g = &v->groups[i];
+		int w = 2 * (g->depth - 1) + (int)strlen(view_group_name(g));
 		if (w > width)
 			width = w;
 	}
@@ -246,8 +247,8 @@ static void draw(void)
 		put_line(y++, 0, "%d threads; measuring...  (q quit, s sort, +/- interval)",
 			 v->nthreads);
 	y++;
-	put_line(y++, A_REVERSE, "%-*s %5s %6s %4s %6s %6s %5s", width, "GROUP", "NICE",
-		 "WEIGHT", "THR", "IDEAL", "USED", "CPU");
+	put_line(y++, A_REVERSE, "%-*s %5s %6s %4s %6s %6s %5s %-9s %5s", width, "GROUP", "NICE",
+		 "WEIGHT", "THR", "IDEAL", "USED", "CPU", "CPUS", "CAP");
 	if (st.no_groups) {
 		put_line(y++, 0, "process %d has no rgroup at the moment", (int)v->pid);
 		refresh();
@@ -266,8 +267,9 @@ static void draw(void)
 		fmt_pct(ideal, sizeof(ideal), g->ideal);
 		fmt_pct(used, sizeof(used), r->used);
 		fmt_cpus(cpus, sizeof(cpus), r->cpus);
-		put_line(y++, 0, "%*s%-*s %5d %6u %4d %6s %6s %5s", indent, "", width - indent,
-			 g->name, g->nice, g->weight, g->nthreads, ideal, used, cpus);
+		put_line(y++, 0, "%*s%-*s %5d %6u %4d %6s %6s %5s %-9s %5s", indent, "",
+			 width - indent, view_group_name(g), g->nice, g->weight, g->nthreads, ideal,
+			 used, cpus, g->cpus[0] ? g->cpus : "-", view_cap_text(g, cap, sizeof(cap)));
 	}
 	refresh();
 }
@@ -383,6 +385,10 @@ static int sample(pid_t pid, double *last)
 	st.prev = st.cur;
 	st.cur = tmp;
 	r = view_read(st.cur, pid, why, sizeof(why));
+	/* Whatever a read that raced with the exit says, the process is gone */
+	if (r != 0 && r != VIEW_ENOPROC && st.prev->starttime &&
+	    !view_alive(pid, st.prev->starttime))
+		r = VIEW_ENOPROC;
 	if (r == VIEW_ENOPROC) {
 		endwin();
 		printf("%s top: process %d has exited\n", tool_name, (int)pid);

@@ -9,15 +9,21 @@
  * The share here assumes every thread is busy (demand 1): a snapshot has
  * no interval to tell busy from idle threads; `rgroup top` measures that.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tool.h"
 #include "view.h"
 
 static const char tree_usage[] =
-	"Usage: rgroup tree PID [--json]\n"
+	"Usage: rgroup tree [PID] [--json]\n"
+	"\n"
+	"Without PID: the processes that use rgroups, one line each (PID, command,\n"
+	"backend, groups, threads in them, the rules' names of its groups).\n"
 	"\n"
 	"Print the rgroup tree of process PID: each group's directory name, id,\n"
 	"nice value, weight, threads (directly inside; their names and ids on the\n"
@@ -25,7 +31,9 @@ static const char tree_usage[] =
 	"of the process's CPU the reference model gives it when every thread of\n"
 	"the process is busy. On the\n"
 	"governor backend also PAUSED(s), the time the governor kept the\n"
-	"group's threads paused.\n"
+	"group's threads paused, elsewhere THROTTLED(s), the time the kernel held\n"
+	"it back at its cap; CPUS, where its threads may run, and CAP, its own cap.\n"
+	"A group that rgroup run made is named by its rule.\n"
 	"\n"
 	"  --json        the same as JSON, one group per line\n"
 	"  -h, --help    show this help\n";
@@ -78,6 +86,31 @@ static void json_str_or_null(int have, const char *s)
 		fputs("null", stdout);
 }
 
+/* A count or time for JSON: null when unknown (< 0). */
+static void json_ll(long long x)
+{
+	if (x < 0)
+		fputs("null", stdout);
+	else
+		printf("%lld", x);
+}
+
+/* The threads of group g (-1: the plain ones): [{"tid":N,"name":"..."}]. */
+static void json_members(const struct view *v, int g)
+{
+	int n = 0;
+
+	putchar('[');
+	for (int i = 0; i < v->nthreads; i++) {
+		if (v->threads[i].group != g)
+			continue;
+		printf("%s{\"tid\":%d,\"name\":", n++ ? "," : "", (int)v->threads[i].tid);
+		json_str(v->threads[i].name);
+		putchar('}');
+	}
+	putchar(']');
+}
+
 static void print_json(const struct view *v)
 {
 	printf("{\"pid\":%d,\"backend\":\"%s\",\"cgroup\":", (int)v->pid, v->backend);
@@ -104,35 +137,32 @@ static void print_json(const struct view *v)
 		       g->usage_s, num(g->ideal));
 		/* num() has one buffer: a second call in one printf would
 		 * overwrite the first. */
-		printf("\"throttled_s\":%s}%s\n", num(g->throttled_s),
-		       i + 1 < v->ngroups ? "," : "");
+		printf("\"throttled_s\":%s,\"rule\":", num(g->throttled_s));
+		json_str_or_null(g->label[0], g->label);
+		fputs(",\"cpus\":", stdout);
+		json_str_or_null(g->cpus[0], g->cpus);
+		fputs(",\"cap_quota_us\":", stdout);
+		json_ll(g->quota_us < 0 ? -1 : g->quota_us ? g->quota_us : -1);
+		fputs(",\"cap_period_us\":", stdout);
+		json_ll(g->quota_us > 0 ? g->period_us : -1);
+		fputs(",\"nr_throttled\":", stdout);
+		json_ll(g->nr_throttled);
+		fputs(",\"members\":", stdout);
+		json_members(v, i);
+		printf("}%s\n", i + 1 < v->ngroups ? "," : "");
 	}
-	printf("],\n\"plain\":{\"threads\":%d,\"usage_s\":%.3f,\"ideal\":%s},\n",
+	printf("],\n\"plain\":{\"threads\":%d,\"usage_s\":%.3f,\"ideal\":%s,\"members\":",
 	       v->plain_threads, v->plain_usage_s, num(v->plain_ideal));
+	json_members(v, -1);
+	printf("},\n");
 	printf("\"total\":{\"groups\":%d,\"threads\":%d,\"usage_s\":%.3f}}\n",
 	       v->ngroups, v->nthreads, v->total_usage_s);
-}
-
-/* The kernel's name of thread tid of v's process ("?" if gone). */
-static void thread_name(const struct view *v, pid_t tid, char *out, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(out, len, "?");
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)v->pid, (int)tid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(out, (int)len, f))
-			out[strcspn(out, "\n")] = '\0';
-		fclose(f);
-	}
 }
 
 /* Where each thread went (`rgroup run` places threads by name): the
  * names of group g's own threads (-1: the plain ones), under its line. */
 static void print_names(const struct view *v, int g, int indent)
 {
-	char name[32];
 	int n = 0;
 
 	for (int i = 0; i < v->nthreads; i++) {
@@ -142,10 +172,9 @@ static void print_names(const struct view *v, int g, int indent)
 			printf(", ...");
 			break;
 		}
-		thread_name(v, v->threads[i].tid, name, sizeof(name));
 		if (!n)
 			printf("%*s", indent + 4, "");
-		printf("%s'%s' %d", n++ ? ", " : "", name, (int)v->threads[i].tid);
+		printf("%s'%s' %d", n++ ? ", " : "", v->threads[i].name, (int)v->threads[i].tid);
 	}
 	if (n)
 		putchar('\n');
@@ -153,9 +182,11 @@ static void print_names(const struct view *v, int g, int indent)
 
 static void print_text(const struct view *v)
 {
+	const char *thr = v->gov ? "PAUSED(s)" : "THROTTLED(s)";
+	char cap[32];
 	int width = (int)strlen("(plain threads)");
 	for (int i = 0; i < v->ngroups; i++) {
-		int w = 2 * (v->groups[i].depth - 1) + (int)strlen(v->groups[i].name);
+		int w = 2 * (v->groups[i].depth - 1) + (int)strlen(view_group_name(&v->groups[i]));
 		if (w > width)
 			width = w;
 	}
@@ -166,22 +197,24 @@ static void print_text(const struct view *v)
 		printf("process %d (%s), backend %s, cgroup %s, sgroup %s, %d CPUs\n",
 		       (int)v->pid, v->comm, v->backend, v->v2 ? "v2" : "v1 cpu", v->sgroup,
 		       v->ncpus);
-	printf("%-*s %6s %5s %6s %7s %9s %6s%s\n", width, "GROUP", "ID", "NICE",
-	       "WEIGHT", "THREADS", "CPU(s)", "SHARE", v->gov ? "  PAUSED(s)" : "");
-	printf("%-*s %6s %5s %6s %7d %9.2f %6s%s\n", width, "(plain threads)",
-	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal),
-	       v->gov ? "          -" : "");
+	printf("%-*s %6s %5s %6s %7s %9s %6s %-9s %5s %12s\n", width, "GROUP", "ID", "NICE",
+	       "WEIGHT", "THREADS", "CPU(s)", "SHARE", "CPUS", "CAP", thr);
+	printf("%-*s %6s %5s %6s %7d %9.2f %6s %-9s %5s %12s\n", width, "(plain threads)",
+	       "-", "-", "-", v->plain_threads, v->plain_usage_s, pct(v->plain_ideal), "-", "-",
+	       "-");
 	print_names(v, -1, 0);
 	for (int i = 0; i < v->ngroups; i++) {
 		const struct view_group *g = &v->groups[i];
 		int indent = 2 * (g->depth - 1);
 
-		printf("%*s%-*s %6llu %5d %6u %7d %9.2f %6s", indent, "",
-		       width - indent, g->name, (unsigned long long)g->id, g->nice,
-		       g->weight, g->nthreads, g->usage_s, pct(g->ideal));
-		if (v->gov)
-			printf("  %9.2f", g->throttled_s);
-		putchar('\n');
+		printf("%*s%-*s %6llu %5d %6u %7d %9.2f %6s %-9s %5s ", indent, "",
+		       width - indent, view_group_name(g), (unsigned long long)g->id, g->nice,
+		       g->weight, g->nthreads, g->usage_s, pct(g->ideal),
+		       g->cpus[0] ? g->cpus : "-", view_cap_text(g, cap, sizeof(cap)));
+		if (g->throttled_s < 0)
+			printf("%12s\n", "-");
+		else
+			printf("%12.2f\n", g->throttled_s);
 		print_names(v, i, indent);
 	}
 	printf("%-*s %6s %5s %6s %7d %9.2f %6s\n", width, "total", "", "", "",
@@ -190,9 +223,77 @@ static void print_text(const struct view *v)
 		printf("(the state file was cut short: some groups are missing)\n");
 	printf("SHARE: the reference model's fraction of this process's CPU, every thread\n"
 	       "counted busy; a group's CPU and share include its child groups. Under each\n"
-	       "line: the names and ids of the group's own threads.\n");
+	       "line: the names and ids of the group's own threads. GROUP: the name the\n"
+	       "rules of rgroup run give it, else its directory's. CPUS: where its own\n"
+	       "threads may run. CAP: its own cap, in percent of one CPU (- none).\n");
 	if (v->gov)
 		printf("PAUSED: the time the governor kept the group's threads paused.\n");
+	else
+		printf("THROTTLED: the time the kernel held the group back at its cap.\n");
+}
+
+/*
+ * No PID: every process that has rgroups (that the caller may look at),
+ * one line each, or one JSON object with a "processes" array. Processes
+ * come and go during the walk: one that is gone or has no rgroups is
+ * left out, as is another user's (unless root).
+ */
+static int print_list(int json)
+{
+	static struct view v;
+	struct dirent *e;
+	char why[512];
+	int n = 0;
+	DIR *d = opendir("/proc");
+
+	if (!d) {
+		fprintf(stderr, "%s tree: cannot read /proc: %s\n", tool_name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (json)
+		printf("{\"processes\":[\n");
+	else
+		printf("%7s %-16s %-9s %6s %7s %s\n", "PID", "COMMAND", "BACKEND", "GROUPS",
+		       "THREADS", "RULES");
+	while ((e = readdir(d))) {
+		pid_t pid;
+		int in = 0;
+
+		if (view_parse_pid(e->d_name, &pid) < 0 || pid == getpid() ||
+		    view_read(&v, pid, why, sizeof(why)) != 0)
+			continue;
+		for (int i = 0; i < v.ngroups; i++)
+			in += v.groups[i].nthreads;
+		if (json) {
+			printf("%s{\"pid\":%d,\"comm\":", n ? ",\n" : "", (int)pid);
+			json_str(v.comm);
+			printf(",\"backend\":\"%s\",\"groups\":%d,\"threads\":%d,\"rules\":[",
+			       v.backend, v.ngroups, in);
+		} else {
+			printf("%7d %-16s %-9s %6d %7d ", (int)pid, v.comm, v.backend, v.ngroups, in);
+		}
+		for (int i = 0, k = 0; i < v.ngroups; i++) {
+			if (!v.groups[i].label[0])
+				continue;
+			if (json) {
+				printf("%s", k++ ? "," : "");
+				json_str(v.groups[i].label);
+			} else {
+				printf("%s%s", k++ ? "," : "", v.groups[i].label);
+			}
+		}
+		if (json)
+			printf("]}");
+		else
+			putchar('\n');
+		n++;
+	}
+	closedir(d);
+	if (json)
+		printf("%s]}\n", n ? "\n" : "");
+	else if (!n)
+		printf("(no process that you may inspect uses rgroups)\n");
+	return EXIT_OK;
 }
 
 int cmd_tree(int argc, char **argv)
@@ -223,7 +324,7 @@ int cmd_tree(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return tool_usage_error("tree", "no PID given");
+		return print_list(json);
 	if (optind + 1 < argc)
 		return tool_usage_error("tree", "too many arguments");
 	if (view_parse_pid(argv[optind], &pid) < 0) {

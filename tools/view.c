@@ -23,6 +23,7 @@
 #include "locate.h"
 #include "parse.h"
 #include "model.h"
+#include "run-spec.h"
 #include "view.h"
 
 int view_parse_pid(const char *s, pid_t *pid)
@@ -86,6 +87,56 @@ static int cmp_group_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A number in file `name` of directory dir: 0 and *val, or -1. */
+static int read_ll(const char *dir, const char *name, long long *val)
+{
+	char file[PATH_MAX + 32], buf[64], *end;
+
+	snprintf(file, sizeof(file), "%s/%s", dir, name);
+	if (rgroup__read_path(file, buf, sizeof(buf)) <= 0)
+		return -1;
+	errno = 0;
+	*val = strtoll(buf, &end, 10);
+	return errno || end == buf ? -1 : 0;
+}
+
+/* Group g's own cap and its throttling, from its directory dir. */
+static void read_cap(const struct view *v, const char *dir, struct view_group *g)
+{
+	char file[PATH_MAX + 32], buf[1024];
+	uint64_t n;
+
+	g->quota_us = g->period_us = -1;
+	g->nr_throttled = -1;
+	g->throttled_s = -1;
+	if (v->v2) {
+		snprintf(file, sizeof(file), "%s/cpu.max", dir);
+		if (rgroup__read_path(file, buf, sizeof(buf)) > 0) {
+			g->period_us = 0;
+			if (strncmp(buf, "max", 3) == 0)
+				g->quota_us = 0;
+			else if (sscanf(buf, "%lld %lld", &g->quota_us, &g->period_us) != 2)
+				g->quota_us = g->period_us = -1;
+			if (g->quota_us == 0 && sscanf(buf, "max %lld", &g->period_us) != 1)
+				g->period_us = 0;
+		}
+	} else if (read_ll(dir, "cpu.cfs_quota_us", &g->quota_us) == 0) {
+		if (g->quota_us < 0)
+			g->quota_us = 0;     /* -1: no cap */
+		if (read_ll(dir, "cpu.cfs_period_us", &g->period_us) < 0)
+			g->quota_us = g->period_us = -1;
+	}
+	snprintf(file, sizeof(file), "%s/cpu.stat", dir);
+	if (rgroup__read_path(file, buf, sizeof(buf)) <= 0)
+		return;
+	if (rgroup__parse_keyed(buf, "nr_throttled", &n) == 0)
+		g->nr_throttled = (long long)n;
+	if (!v->v2 && rgroup__parse_keyed(buf, "throttled_time", &n) == 0)
+		g->throttled_s = (double)n / 1e9;     /* nanoseconds */
+	else if (v->v2 && rgroup__parse_keyed(buf, "throttled_usec", &n) == 0)
+		g->throttled_s = (double)n / 1e6;
+}
+
 /* Add the rgroup directories of v->pid in `dir`, in pre-order, children
  * sorted by id. -errno only when the directory itself cannot be read. */
 static int scan(struct view *v, const char *dir, int parent, int depth)
@@ -122,8 +173,8 @@ static int scan(struct view *v, const char *dir, int parent, int depth)
 		g->parent = parent;
 		g->depth = depth;
 		g->weight = rgroup_nice_to_weight(0);
-		g->throttled_s = -1;    /* the kernel's cpu.stat has it only with cpu.max */
 		snprintf(sub, sizeof(sub), "%s/%s", dir, found[i].name);
+		read_cap(v, sub, g);
 		if (v->v2) {
 			snprintf(file, sizeof(file), "%s/cpu.weight.nice", sub);
 			if (rgroup__read_path(file, buf, sizeof(buf)) > 0) {
@@ -195,6 +246,11 @@ static int read_threads(struct view *v)
 		t->tid = tid;
 		t->group = -1;
 		t->demand = 1;
+		/* 15 characters, a newline and the NUL: more than t->name. */
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)v->pid, (int)tid);
+		if (rgroup__read_path(path, stat, sizeof(stat)) <= 0)
+			snprintf(stat, sizeof(stat), "?");
+		snprintf(t->name, sizeof(t->name), "%.*s", (int)strcspn(stat, "\n"), stat);
 		v->nthreads++;
 	}
 	closedir(d);
@@ -261,6 +317,7 @@ static void state_order(struct view *v, uint64_t parent, int pidx, int depth, in
 		/* What exited members used; the live ones are added from /proc. */
 		g->usage_s = (double)sr.g[best].dead_ns / 1e9;
 		g->throttled_s = (double)sr.g[best].throttled_ns / 1e9;
+		g->quota_us = g->period_us = g->nr_throttled = -1;   /* no cgroupfs */
 		state_order(v, last, map[best], depth + 1, map);
 	}
 }
@@ -510,6 +567,105 @@ static int identify(struct view *v, pid_t pid, uid_t *uid, char *why, size_t len
 	return 0;
 }
 
+int view_alive(pid_t pid, uint64_t starttime)
+{
+	char path[64], stext[2048];
+	uint64_t st;
+	const char *cl;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (rgroup__read_path(path, stext, sizeof(stext)) <= 0 ||
+	    rgroup__parse_stat_starttime(stext, &st) < 0 || st != starttime)
+		return 0;
+	cl = strrchr(stext, ')');
+	return !(cl && (cl[2] == 'Z' || cl[2] == 'X'));
+}
+
+/* Each group's CPUs: the Cpus_allowed_list of its own threads, joined. */
+static void read_cpus(struct view *v)
+{
+	static cpu_set_t sets[VIEW_MAX_GROUPS];
+	unsigned char have[VIEW_MAX_GROUPS] = { 0 };
+
+	for (int t = 0; t < v->nthreads; t++) {
+		const struct view_thread *th = &v->threads[t];
+		char path[64], text[4096], *p;
+		cpu_set_t one;
+		char err[128];
+
+		if (th->group < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)v->pid, (int)th->tid);
+		if (rgroup__read_path(path, text, sizeof(text)) <= 0 ||
+		    !(p = strstr(text, "\nCpus_allowed_list:")))
+			continue;
+		p += strlen("\nCpus_allowed_list:");
+		p += strspn(p, " \t");
+		if (rgroup__run_parse_cpus(p, p + strcspn(p, "\n"), &one, err, sizeof(err)) < 0)
+			continue;
+		if (!have[th->group]++)
+			CPU_ZERO(&sets[th->group]);
+		CPU_OR(&sets[th->group], &sets[th->group], &one);
+	}
+	for (int i = 0; i < v->ngroups; i++)
+		if (!have[i] || rgroup__run_format_cpus(&sets[i], v->groups[i].cpus,
+							sizeof(v->groups[i].cpus)) < 0)
+			v->groups[i].cpus[0] = '\0';
+}
+
+/* The rules' names of the groups, where `rgroup run`'s preload publishes
+ * them (run-spec.h): only a regular file of the process's owner. */
+static void read_labels(struct view *v, uid_t uid)
+{
+	char name[96], text[RGROUP__RUN_MAX_GROUPS * (RGROUP__RUN_PATH_LEN + 24 + 256) + 1];
+	struct stat sb;
+	int fd, n;
+
+	v->labels[0] = '\0';
+	if (rgroup__run_names_name(name, sizeof(name), v->pid, v->starttime, 0) < 0)
+		return;
+	snprintf(v->labels, sizeof(v->labels), "%s/%s", RGROUP__RUN_NAMES_DIR, name);
+	fd = open(v->labels, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	n = -1;
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == uid)
+		n = rgroup__read_fd(fd, text, sizeof(text));
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		v->labels[0] = '\0';
+		return;
+	}
+	for (char *line = text, *end; *line; line = *end ? end + 1 : end) {
+		static struct rgroup__run_rules one;
+		unsigned long long id;
+		char path[RGROUP__RUN_PATH_LEN], set[300] = "", spec[sizeof(set) + 4], err[256];
+		int has_set;
+
+		end = strchrnul(line, '\n');
+		if (end - line >= (long)(sizeof(path) + sizeof(set) + 24))
+			continue;
+		has_set = sscanf(line, "%llu %127[A-Za-z0-9_./-] %299[^\n]", &id, path, set);
+		if (has_set < 2)
+			continue;
+		/* The rule's cap, where cgroupfs shows none (the governor,
+		 * the native kernel). */
+		snprintf(spec, sizeof(spec), "g:%s", set);
+		rgroup__run_init(&one);
+		has_set = has_set == 3 && rgroup__run_add(&one, spec, err, sizeof(err)) == 0;
+		for (int i = 0; i < v->ngroups; i++) {
+			struct view_group *g = &v->groups[i];
+
+			if (g->id != id)
+				continue;
+			snprintf(g->label, sizeof(g->label), "%s", path);
+			if (g->quota_us < 0 && has_set) {
+				g->quota_us = (long long)one.groups[0].quota_us;
+				g->period_us = (long long)one.groups[0].period_us;
+			}
+		}
+	}
+}
+
 /* Thread counts and usage up the tree, and the plain threads' and the
  * process's totals. */
 static void add_up(struct view *v)
@@ -568,6 +724,8 @@ int view_read(struct view *v, pid_t pid, char *why, size_t len)
 	if (!read_native(v) && !read_state(v, uid) && (r = read_cgroups(v, why, len)) != 0)
 		return r;
 	add_up(v);
+	read_cpus(v);
+	read_labels(v, uid);
 	/* More nodes than the model holds: shares unknown (-1), the rest stands. */
 	view_model(v);
 	return 0;
@@ -612,4 +770,19 @@ int view_model(struct view *v)
 		if (v->threads[t].group < 0)
 			v->plain_ideal += model_fraction(&m, tnode[t]);
 	return 0;
+}
+
+const char *view_group_name(const struct view_group *g)
+{
+	return g->label[0] ? g->label : g->name;
+}
+
+const char *view_cap_text(const struct view_group *g, char *buf, size_t len)
+{
+	if (g->quota_us < 0)
+		return "?";
+	if (!g->quota_us || g->period_us <= 0)
+		return "-";
+	snprintf(buf, len, "%.0f%%", 100.0 * (double)g->quota_us / (double)g->period_us);
+	return buf;
 }

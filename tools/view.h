@@ -11,7 +11,7 @@
  *
  * A process on the governor backend has no rgroup directories: its
  * governor publishes the tree in /dev/shm/rgroup-<pid>-<starttime>.state
- * (src/governor-state.h, rgroup(7)), which is read instead when it is there, is
+ * (src/governor/governor-state.h, rgroup(7)), which is read instead when it is there, is
  * owned by the process's user and names this very process (a file of an
  * earlier process with the same pid has another start time in its name).
  * Its groups' CPU time is, as on cgroup v1, the live members' CPU times
@@ -21,7 +21,14 @@
  * thread's /proc/PID/task/TID/rgroup names its group, its parent, depth,
  * nice and the group's CPU time, which is read first.
  *
- * Ideal shares come from the reference model (src/model.h): one pool node
+ * Each thread's name, and each group's CPUs as its own threads'
+ * Cpus_allowed_list shows them (a cpuset, or the affinity the backend
+ * set: the same on every backend), come from /proc. On the cgroup
+ * backends the group's cap (v1 cpu.cfs_quota_us and cpu.cfs_period_us,
+ * v2 cpu.max) and throttling (cpu.stat: nr_throttled and throttled_time
+ * on v1, throttled_usec on v2) come from its directory.
+ *
+ * Ideal shares come from the reference model (src/model/model.h): one pool node
  * for the sgroup holding, as the process sees it, its plain threads (those
  * in no rgroup, at their own nice weight) and its top-level rgroups (at
  * the group's weight), recursively. Other processes in the sgroup are left
@@ -44,6 +51,7 @@ struct view_thread {
 	int nice;
 	uint64_t ticks;         /* utime + stime, clock ticks */
 	double demand;          /* set by the caller before view_model() */
+	char name[16];          /* the kernel's name (comm), "?" if gone */
 };
 
 struct view_group {
@@ -61,6 +69,14 @@ struct view_group {
 	double ideal;           /* fraction of the process's CPU (model); -1:
 	                         * unknown (more groups + threads than the
 	                         * model's MODEL_MAX_NODES) */
+	char label[128];        /* the group's name in the rules of `rgroup
+	                         * run` (its preload publishes them), "" none */
+	char cpus[256];         /* the CPUs its own threads may run on (their
+	                         * Cpus_allowed_list, joined), "" no thread */
+	long long quota_us;     /* its own cap (cgroupfs): quota per period; */
+	long long period_us;    /* quota 0: none, -1: unknown (no such file) */
+	long long nr_throttled; /* periods the kernel throttled it (cgroupfs
+	                         * cpu.stat), -1 unknown */
 };
 
 struct view {
@@ -73,6 +89,7 @@ struct view {
 	char sgroup[PATH_MAX];  /* the sgroup's directory (cgroup backends) */
 	char state[PATH_MAX];   /* the state file (governor) */
 	double state_age_s;     /* how long ago the governor wrote it */
+	char labels[PATH_MAX];  /* the rule names' file, "" none */
 	int truncated;          /* the file was cut: groups are missing */
 	int ncpus;              /* online CPUs */
 	double capacity;        /* CPUs the model divides; 0: ncpus */
@@ -105,9 +122,21 @@ int view_parse_pid(const char *s, pid_t *pid);
  */
 int view_read(struct view *v, pid_t pid, char *why, size_t len);
 
+/* Is pid still the live process whose start time is starttime (not a
+ * zombie, not a later process with the same PID)? 1 or 0. A read that
+ * fails while the process exits fails for that reason: callers ask this
+ * before they report the failure. */
+int view_alive(pid_t pid, uint64_t starttime);
+
 /* Fill ideal/plain_ideal from the threads' demands and v->capacity (0:
  * all online CPUs). 0 or -errno (then every ideal is -1). */
 int view_model(struct view *v);
+
+/* What a table shows of group g: its name (the rule's, else the
+ * directory's); its own cap in percent of one CPU ("50%"; "-" none, "?"
+ * unknown), in buf. */
+const char *view_group_name(const struct view_group *g);
+const char *view_cap_text(const struct view_group *g, char *buf, size_t len);
 
 /* Seconds per clock tick. */
 double view_tick(void);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-spec.c - the rules of `rgroup run` (src/run-spec.c), which the
+ * fuzz-spec.c - the rules of `rgroup run` (src/run/run-spec.c), which the
  * preload reads from its environment: a failed rule changes nothing;
  * whatever is accepted is well-formed (parents before children, every
  * glob checkable, CPU sets and caps in range) and survives the round trip

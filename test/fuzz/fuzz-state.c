@@ -10,7 +10,7 @@ static int check_group(void *arg, const struct rgroup__state_group *g)
 {
 	int *n = arg;
 
-	FUZZ_ASSERT(g->id > 0 && g->depth >= 1 && g->depth <= RGROUP__STATE_MAX_DEPTH);
+	FUZZ_ASSERT(g->id > 0 && g->depth >= 1 && g->depth <= RGROUP_MAX_DEPTH);
 	FUZZ_ASSERT((g->parent == 0) == (g->depth == 1));
 	FUZZ_ASSERT(g->nice >= -20 && g->nice <= 19);
 	(*n)++;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz.h - what the libFuzzer targets of src/parse.c share.
+ * fuzz.h - what the libFuzzer targets of src/kernel-text/parse.c share.
  *
  * The parsers take NUL-terminated text, so each input is copied into a
  * buffer of exactly its size plus the NUL: AddressSanitizer then catches

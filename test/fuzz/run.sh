@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Build every libFuzzer target of the parsers (src/parse.c, the rules of
-# `rgroup run` in src/run-spec.c, and the governor's state file in
-# src/governor-state.c, with the helpers they call: the sources of meson's
+# Build every libFuzzer target of the parsers (src/kernel-text/parse.c, the rules of
+# `rgroup run` in src/run/run-spec.c, and the governor's state file in
+# src/governor/governor-state.c, with the helpers they call: the sources of meson's
 # rgroup-internal) with clang (ASan + UBSan) and
 # run each for N seconds (default 10), starting from test/fuzz/corpus/.
 # New inputs go to a scratch directory, never into the source tree.
@@ -34,9 +34,9 @@ for t in $targets; do
 	bin="$out/fuzz-$t"
 	"$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$top/include" -I"$top/src" \
-		"$here/fuzz-$t.c" "$top/src/parse.c" "$top/src/governor-state.c" \
-		"$top/src/locate.c" "$top/src/weight.c" "$top/src/run-spec.c" -o "$bin"
+		-I"$top/include" -I"$top/src/kernel-text" -I"$top/src/governor" -I"$top/src/core" -I"$top/src/run" \
+		"$here/fuzz-$t.c" "$top/src/kernel-text/parse.c" "$top/src/governor/governor-state.c" \
+		"$top/src/kernel-text/locate.c" "$top/src/core/weight.c" "$top/src/run/run-spec.c" -o "$bin"
 	mkdir -p "$out/corpus-$t"
 	echo "== fuzz-$t: ${secs}s"
 	# the scratch corpus first: libFuzzer writes new inputs there

@@ -15,13 +15,13 @@ case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 root=$stage$prefix
 
 fail=0
-for f in include/rgroup.h bin/rgroup share/man/man1/rgroup.1 share/man/man7/rgroup.7 \
+for f in include/rgroup.h include/rgroup.hpp bin/rgroup share/man/man1/rgroup.1 share/man/man7/rgroup.7 \
 	 share/man/man3/rgroup_thread_create.3 share/man/man3/rgroup_setpriority.3 \
 	 share/man/man3/rgroup_getpriority.3 share/man/man3/rgroup_backend.3 \
 	 share/man/man1/rgroup-run.1 share/man/man3/rgroup_set_cpus.3 share/man/man3/rgroup_set_cap.3; do
 	[ -e "$root/$f" ] || { echo "FAIL: not installed: $prefix/$f"; fail=1; }
 done
-for f in librgroup.so librgroup.a pkgconfig/rgroup.pc librgroup-preload.so; do
+for f in librgroup.so librgroup.a pkgconfig/rgroup.pc rgroup/librgroup-preload.so; do
 	[ -e "$stage$libdir/$f" ] || { echo "FAIL: not installed: $libdir/$f"; fail=1; }
 done
 [ $fail -eq 0 ] || exit 1
@@ -31,8 +31,26 @@ flags=$(pkg-config --cflags --libs rgroup)
 echo "pkg-config --cflags --libs rgroup: $flags"
 cc -Wall -Werror -o "$stage/fixed-points" "$src/test/install/fixed-points.c" $flags
 LD_LIBRARY_PATH=$stage$libdir "$stage/fixed-points"
-# The installed command runs too, and finds the preload beside the library.
+# The C++ header builds against the installed C header alone.
+c++ -std=c++17 -Wall -Werror -o "$stage/query-vs-compaction-cxx" "$src/examples/query-vs-compaction.cpp" $flags
+# The Rust crate builds against it too, found by pkg-config (the same
+# variables); cargo's target directory is the Rust tests' (test/rust).
+if command -v cargo >/dev/null; then
+	cp -a "$src/bindings/rust" "$stage/rust"
+	set -- --offline --quiet --manifest-path "$stage/rust/Cargo.toml" --target-dir "$build/rust/target" \
+		--example query_vs_compaction
+	if [ -d /usr/share/cargo/registry ]; then
+		set -- --config 'source.crates-io.replace-with="debian"' \
+			--config 'source.debian.directory="/usr/share/cargo/registry"' "$@"
+	fi
+	cargo build "$@"
+	echo "the Rust crate builds against the installed library"
+fi
+[ ! -e "$stage$libdir/librgroup-preload.so" ] ||
+	{ echo "FAIL: the preload is in the public library directory $libdir"; exit 1; }
+# The installed command runs too, and finds the preload in its private
+# directory below the library's.
 LD_LIBRARY_PATH=$stage$libdir "$root/bin/rgroup" --version
 plan=$(LD_LIBRARY_PATH=$stage$libdir "$root/bin/rgroup" run --dry-run -g 'x=y' -- /bin/true 2>&1 || true)
-echo "$plan" | grep -q "LD_PRELOAD=$stage$libdir/librgroup-preload.so" ||
+echo "$plan" | grep -q "LD_PRELOAD=$stage$libdir/rgroup/librgroup-preload.so" ||
 	{ echo "FAIL: rgroup run does not find the installed preload:"; echo "$plan"; exit 1; }

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "scenario.h"
+#include "judge.h"
 
 struct rgt_scn_state rgt_scn;
 static pthread_mutex_t what_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -164,13 +165,15 @@ static int start_children(int g)
 				return failed(errno, "fork", r->s);
 			continue;
 		}
-		if (g == 0 && r->s->kind == 'T')
+		int plain = r->s->kind == 'T' && (g == 0 || rgt_scn.sc->plain_create);
+
+		if (plain)
 			e = pthread_create(&r->thread, NULL, node_thread, r);
 		else
 			e = rgroup_thread_create(&r->thread, NULL, r->s->kind == 'G' ? RGROUP_NEW : 0,
 						 node_thread, r);
 		if (e)
-			return failed(e, g == 0 && r->s->kind == 'T' ? "pthread_create" :
+			return failed(e, plain ? "pthread_create" :
 				      r->s->kind == 'G' ? "rgroup_thread_create(RGROUP_NEW)" :
 				      "rgroup_thread_create", r->s);
 		while (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
@@ -320,6 +323,59 @@ int rgt_scn_compare(const double *v0, const double *v1, double seconds,
 		o->err = o->want > 0 ? fabs(o->got - o->want) / o->want : fabs(o->got);
 	}
 	return n;
+}
+
+/* The compared entities of the running scenario: groups and top-level nodes */
+struct scn_judge {
+	int node[RGT_JUDGE_MAX];
+	double cpus;
+};
+
+static int scn_judge_read(void *ctx, double *cpu, double *base)
+{
+	const struct rgt_scenario *sc = rgt_scn.sc;
+	struct scn_judge *jc = ctx;
+	double v[RGT_SCN_MAX];
+
+	rgt_scn_read(v);
+	*base = 0;
+	for (int i = 1; i < sc->count; i++)
+		if (sc->n[i].parent == 0)
+			*base += rgt_scn_subtree(v, i);
+	for (int k = 0; k < RGT_JUDGE_MAX && jc->node[k]; k++)
+		cpu[k] = rgt_scn_subtree(v, jc->node[k]);
+	return 0;
+}
+
+static void scn_judge_expect(void *ctx, double cpus, double *want)
+{
+	struct scn_judge *jc = ctx;
+	struct model m;
+	int mi[RGT_SCN_MAX];
+
+	rgt_scn_model(&m, mi);
+	model_run(&m, cpus < jc->cpus ? cpus : jc->cpus);
+	for (int k = 0; k < RGT_JUDGE_MAX && jc->node[k]; k++)
+		want[k] = model_fraction(&m, mi[jc->node[k]]);
+}
+
+int rgt_scn_judge(const char *what, double cpus, double min_cpus, double window_s,
+		  double *got_cpus)
+{
+	const struct rgt_scenario *sc = rgt_scn.sc;
+	struct scn_judge jc = { .cpus = cpus };
+	struct rgt_judge j = {
+		.what = what, .read = scn_judge_read, .expect = scn_judge_expect, .ctx = &jc,
+		.min_cpus = min_cpus, .window_s = window_s,
+	};
+
+	for (int i = 1; i < sc->count && j.n < RGT_JUDGE_MAX; i++) {
+		if (sc->n[i].kind != 'G' && sc->n[i].parent != 0)
+			continue;
+		jc.node[j.n] = i;
+		j.label[j.n++] = sc->n[i].label;
+	}
+	return rgt_judge(&j, got_cpus);
 }
 
 int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,

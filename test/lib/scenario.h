@@ -3,7 +3,7 @@
  * scenario.h - CPU-distribution scenarios (scenario.c): a small tree of
  * rgroups, threads and processes below the system group, started for
  * real, measured with CPU clocks and compared with the reference model
- * (src/model.h).
+ * (src/model/model.h).
  *
  * One engine for the tests that assert a split (test-share.c,
  * test-gov-share.c), the benchmark suite that prints it
@@ -49,6 +49,9 @@ struct rgt_scenario {
 	const char *name;
 	struct rgt_snode n[RGT_SCN_MAX]; /* n[0] unused (the system group) */
 	int count;
+	/* A T inside a group is made by the group's leader with plain
+	 * pthread_create(), not rgroup_thread_create() (rule 1 either way). */
+	int plain_create;
 };
 
 /* One compared entity's share of the CPU time the scenario got. */
@@ -159,6 +162,16 @@ struct rgt_window {
  */
 int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,
 		    int *kept, int *windows);
+
+/*
+ * Judge the running scenario by the one rule (judge.h): each compared
+ * entity's share of the CPU time the scenario's entities got, window by
+ * window, against the model given the CPUs they got (at most `cpus`).
+ * Windows in which they got less than min_cpus CPUs are not kept. Returns
+ * rgt_judge()'s result; *got_cpus (may be NULL) the median CPUs got.
+ */
+int rgt_scn_judge(const char *what, double cpus, double min_cpus, double window_s,
+		  double *got_cpus);
 
 /*
  * Run a scenario: start it, let it settle for `warmup` seconds, measure

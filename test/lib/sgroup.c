@@ -62,6 +62,27 @@ void rgt_sg_init(void)
 
 	if (!be || !*be)
 		rgt_skip_all("RGROUP_BACKEND is not set: the test harness sets it to the backend under test");
+	/*
+	 * RGROUP_BACKEND=kernel: the kernel backend this machine has, as the
+	 * library picks it with nothing forced (native, cgroup2, cgroup1), so
+	 * that the system suite runs on a cgroup2-only host, a cgroup1 one or
+	 * a native kernel alike. Exported again for helpers the test starts.
+	 */
+	if (strcmp(be, "kernel") == 0) {
+		unsetenv("RGROUP_BACKEND");
+		be = rgroup_backend();
+		if (strcmp(be, "native") && strcmp(be, "cgroup2") && strcmp(be, "cgroup1")) {
+			char n[512], v2[512], v1[512];
+
+			rgroup_probe("native", n, sizeof(n));
+			rgroup_probe("cgroup2", v2, sizeof(v2));
+			rgroup_probe("cgroup1", v1, sizeof(v1));
+			rgt_skip_all("no kernel backend works here (native: %s; cgroup2: %s; "
+				     "cgroup1: %s)", n, v2, v1);
+		}
+		setenv("RGROUP_BACKEND", be, 1);
+		fprintf(stderr, "# the kernel backend here: %s\n", be);
+	}
 	rgt_sg.delegated = getenv("RGROUP_TEST_DELEGATED") && atoi(getenv("RGROUP_TEST_DELEGATED"));
 	if (strcmp(be, "governor") != 0 && geteuid() != 0 && !rgt_sg.delegated)
 		rgt_skip_all("needs root to make system groups of its own (run the suite as root)");
@@ -306,7 +327,9 @@ int rgt_group_path(const char *sgpath, rgroup_id_t id, char *out, size_t len)
 		snprintf(names[n], sizeof(names[n]), "%s", up.name);
 		at = up.parent;
 	}
-	snprintf(out, len, "%s", sgpath);
+	/* Each name brings its '/': the root's "/" (also a cgroup namespace's
+	 * root) is not written before them. */
+	snprintf(out, len, "%s", n && strcmp(sgpath, "/") == 0 ? "" : sgpath);
 	while (n--) {
 		strncat(out, "/", len - strlen(out) - 1);
 		strncat(out, names[n], len - strlen(out) - 1);

@@ -4,7 +4,7 @@
  * (util.c): clocks, files, CPU times, child processes. None of them needs
  * the library, so that the VM's environment canary (test/vm/smoke.c) can
  * use them before any rgroup code runs. Files are read with the project's
- * one reader, rgroup__read_path() (src/locate.h).
+ * one reader, rgroup__read_path() (src/kernel-text/locate.h).
  */
 #ifndef RGROUP_TEST_UTIL_H
 #define RGROUP_TEST_UTIL_H

@@ -6,19 +6,38 @@
  *   clone3 + join of a thread:      without a flag / with CLONE_NEWRGRP
  *   pthread_create + join:          plain / after PR_RGROUP_SET_NEXT_NEW
  *   setpriority():                  PRIO_PROCESS / PRIO_RGRP (same thread)
+ *   setpriority() by tid among NGROUPS sleeping threads, each in an rgroup
+ *                                   of its own: PRIO_PROCESS / PRIO_RGRP
  *   getpriority():                  PRIO_PROCESS / PRIO_RGRP
+ *
+ * Each pair prints its median round of each side, the ratio of those
+ * medians, and the 25th..75th percentile of the per-round ratios (how
+ * noisy the run was). A last line, "possible N ...", gives the three
+ * ratios that follow the number of possible CPUs, for tables over several
+ * boots: "possible N create R prio_own R prio_tid R" (RGROUP_NEW+join /
+ * pthread_create+join, PRIO_RGRP / PRIO_PROCESS on the own group and by
+ * tid among the NGROUPS rgroups; -1 when not measured).
+ * RGROUP_NATIVE_BENCH_ROUNDS and RGROUP_NATIVE_BENCH_BLOCK override the
+ * rounds and their size.
+ *
+ * RGROUP_NATIVE_BENCH_ONLINE=N first takes every CPU from N on offline
+ * (CPU hotplug), so that a VM booted with more vCPUs has that many
+ * possible CPUs and N online: on x86 since 6.9, possible_cpus= only
+ * lowers the count the firmware lists, and a guest without a known
+ * hypervisor (qemu TCG) ignores the firmware's disabled entries.
  *
  * The creating thread is in a top-level rgroup, so that "without a flag"
  * joins an rgroup and CLONE_NEWRGRP nests one. Each pair is measured in
- * alternating blocks (ROUNDS of BLOCK operations each), so that drift of
+ * alternating blocks (rounds of block operations each), so that drift of
  * the emulator's speed hits both sides alike; the median block is
  * reported. setpriority alternates two values so every call changes
  * something. The measuring thread and its threads are pinned to CPU 0 of
  * the two vCPUs: a cross-CPU wakeup under TCG waits until the host runs the
  * halted vCPU's thread again, milliseconds on a loaded host, which would
- * drown what is measured (task groups are still made for both CPUs).
+ * drown what is measured (task groups are still made for every possible
+ * CPU).
  * Also run is a scenario the share test avoids (a busy process beside a
- * nested tree), for the record.
+ * nested tree), for the record (not when CPUs were taken offline).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -27,9 +46,12 @@
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
-#define ROUNDS 15
-#define BLOCK 200
+#define MAX_ROUNDS 101
+#define NGROUPS 1000
+
+static int rounds = 15, block = 200;
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -41,6 +63,12 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_d);
 	return v[n / 2];
+}
+
+static double quantile(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return v[(int)(q * (n - 1) + 0.5)];
 }
 
 static int failed;
@@ -98,13 +126,35 @@ static pid_t me;
 
 static void op_prio_process(int i)
 {
-	if (setpriority(PRIO_PROCESS, me, i & 1))
+	if (setpriority(PRIO_PROCESS, me, 1 - i % 2))
 		failed++;
 }
 
 static void op_prio_rgrp(int i)
 {
-	if (setpriority(PRIO_RGRP, me, i & 1))
+	if (setpriority(PRIO_RGRP, me, 1 - i % 2))
+		failed++;
+}
+
+/* The NGROUPS sleepers: op k of a side renices sleeper k % NGROUPS, to
+ * the other of two values each time it comes round, starting with the
+ * one they do not have (nice 0 is what they start with). */
+static pid_t sleeper_tid[NGROUPS];
+static unsigned int k_process, k_rgrp;
+
+static void op_tid_process(int i)
+{
+	unsigned int k = k_process++;
+	(void)i;
+	if (setpriority(PRIO_PROCESS, sleeper_tid[k % NGROUPS], 1 - (k / NGROUPS) % 2))
+		failed++;
+}
+
+static void op_tid_rgrp(int i)
+{
+	unsigned int k = k_rgrp++;
+	(void)i;
+	if (setpriority(PRIO_RGRP, sleeper_tid[k % NGROUPS], 1 - (k / NGROUPS) % 2))
 		failed++;
 }
 
@@ -124,29 +174,64 @@ static void op_getprio_rgrp(int i)
 		failed++;
 }
 
-/* Microseconds per operation of a and of b, alternating blocks. */
-static void pair(const char *what, const char *na, op_fn a, const char *nb, op_fn b)
+/* Microseconds per operation of a and of b, alternating blocks; returns
+ * the ratio of b's median round to a's. */
+static double pair(const char *what, const char *na, op_fn a, const char *nb, op_fn b)
 {
-	double ta[ROUNDS], tb[ROUNDS];
-	for (int r = 0; r < ROUNDS; r++) {
+	double ta[MAX_ROUNDS], tb[MAX_ROUNDS], q[MAX_ROUNDS];
+	for (int r = 0; r < rounds; r++) {
 		double t0 = nt_now();
-		for (int i = 0; i < BLOCK; i++)
+		for (int i = 0; i < block; i++)
 			a(i);
 		double t1 = nt_now();
-		for (int i = 0; i < BLOCK; i++)
+		for (int i = 0; i < block; i++)
 			b(i);
 		double t2 = nt_now();
-		ta[r] = (t1 - t0) / BLOCK * 1e6;
-		tb[r] = (t2 - t1) / BLOCK * 1e6;
+		ta[r] = (t1 - t0) / block * 1e6;
+		tb[r] = (t2 - t1) / block * 1e6;
+		q[r] = tb[r] / ta[r];
 	}
-	double ma = median(ta, ROUNDS), mb = median(tb, ROUNDS);
-	printf("%-28s %-22s %9.2f us   %-26s %9.2f us   ratio %.2f\n", what, na, ma, nb, mb,
-	       mb / ma);
+	double ma = median(ta, rounds), mb = median(tb, rounds);
+	double q25 = quantile(q, rounds, 0.25), q75 = quantile(q, rounds, 0.75);
+	printf("%-28s %-22s %9.2f us   %-26s %9.2f us   ratio %.2f (rounds p25..p75 %.2f..%.2f)\n",
+	       what, na, ma, nb, mb, mb / ma, q25, q75);
 	fflush(stdout);
+	return mb / ma;
+}
+
+/* The number of possible CPUs (/sys/devices/system/cpu/possible: "0-N"). */
+static int possible_cpus(void)
+{
+	char buf[64];
+	int lo, hi;
+	if (nt_read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) < 0)
+		return -1;
+	if (sscanf(buf, "%d-%d", &lo, &hi) == 2)
+		return hi - lo + 1;
+	return sscanf(buf, "%d", &lo) == 1 ? 1 : -1;
+}
+
+static int env_int(const char *name, int def, int max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end || n < 1 || n > max) {
+		fprintf(stderr, "%s=%s: want 1..%d\n", name, v, max);
+		exit(2);
+	}
+	return (int)n;
 }
 
 static int bench_job(void *p)
 {
+	static struct nt_raw sleeper[NGROUPS];
+	static volatile int wake_sleepers;
+	double r_new, r_own, r_tid;
+	int n = 0;
 	cpu_set_t set;
 	(void)p;
 	CPU_ZERO(&set);
@@ -155,12 +240,39 @@ static int bench_job(void *p)
 		failed++;
 	me = nt_gettid();
 	printf("# native rgroup costs, %d rounds of %d operations, median round; "
-	       "the measuring thread is in a top-level rgroup\n", ROUNDS, BLOCK);
+	       "the measuring thread is in a top-level rgroup; %d possible CPUs, %ld online\n",
+	       rounds, block, possible_cpus(), sysconf(_SC_NPROCESSORS_ONLN));
 	pair("clone3 + join", "plain (joins)", op_clone3, "CLONE_NEWRGRP", op_clone3_new);
-	pair("pthread_create + join", "plain (joins)", op_pthread, "PR_RGROUP_SET_NEXT_NEW",
-	     op_pthread_new);
-	pair("setpriority", "PRIO_PROCESS", op_prio_process, "PRIO_RGRP", op_prio_rgrp);
+	r_new = pair("pthread_create + join", "plain (joins)", op_pthread,
+		     "PR_RGROUP_SET_NEXT_NEW", op_pthread_new);
+	r_own = pair("setpriority", "PRIO_PROCESS", op_prio_process, "PRIO_RGRP", op_prio_rgrp);
 	pair("getpriority", "PRIO_PROCESS", op_getprio_process, "PRIO_RGRP", op_getprio_rgrp);
+
+	/* NGROUPS sleeping threads, each in an rgroup of its own (nested
+	 * under the measuring thread's), all on CPU 0 by inheritance. */
+	for (; n < NGROUPS; n++) {
+		if (nt_raw_start(&sleeper[n], CLONE_NEWRGRP, nt_rt_wait,
+				 (void *)&wake_sleepers) < 0)
+			break;
+		sleeper_tid[n] = sleeper[n].tid;
+	}
+	if (n == NGROUPS) {
+		char what[64];
+		snprintf(what, sizeof(what), "setpriority, %d rgroups", NGROUPS);
+		r_tid = pair(what, "PRIO_PROCESS by tid", op_tid_process, "PRIO_RGRP by tid",
+			     op_tid_rgrp);
+	} else {
+		fprintf(stderr, "FAIL: only %d of %d threads in new rgroups started\n", n,
+			NGROUPS);
+		failed++;
+		r_tid = -1;
+	}
+	nt_wake(&wake_sleepers);
+	while (n > 0)
+		nt_raw_join(&sleeper[--n]);
+	printf("possible %d create %.2f prio_own %.2f prio_tid %.2f\n", possible_cpus(), r_new,
+	       r_own, r_tid);
+	fflush(stdout);
 	return 0;
 }
 
@@ -178,10 +290,27 @@ static void record_shares(void)
 	printf("# for the record (not a test): a busy process beside a nested tree\n");
 	fflush(stdout);
 	if (nt_scn_start(&sc, r) == 0)
-		nt_scn_measure(&sc, r, 1.0, 5.0, 0.05);
+		nt_scn_judge(&sc, r, 1.0);
 	else
 		failed++;
 	nt_scn_stop(&sc, r);
+}
+
+/* Take CPUs online..possible-1 offline; 0, or -1 with the reason printed. */
+static int offline_from(int online)
+{
+	int n = possible_cpus();
+	for (int cpu = online; cpu < n; cpu++) {
+		char path[80];
+		int rc;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		rc = nt_write_file(path, "0");
+		if (rc < 0) {
+			fprintf(stderr, "FAIL: cannot take CPU %d offline: %s\n", cpu, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int main(void)
@@ -189,13 +318,20 @@ int main(void)
 	struct nt_agent a;
 
 	nt_require_rgroups();
+	rounds = env_int("RGROUP_NATIVE_BENCH_ROUNDS", rounds, MAX_ROUNDS);
+	block = env_int("RGROUP_NATIVE_BENCH_BLOCK", block, 100000);
+	if (getenv("RGROUP_NATIVE_BENCH_ONLINE") &&
+	    offline_from(env_int("RGROUP_NATIVE_BENCH_ONLINE", 2, 4096)))
+		return 1;
 	if (nt_agent_start(&a, 1)) {
 		fprintf(stderr, "cannot start a thread in a new rgroup\n");
 		return 1;
 	}
 	nt_agent_run(&a, bench_job, NULL);
 	nt_agent_stop(&a);
-	record_shares();
+	/* The scenario wants both CPUs of the usual VM, not a hotplug run. */
+	if (!getenv("RGROUP_NATIVE_BENCH_ONLINE"))
+		record_shares();
 	if (failed)
 		fprintf(stderr, "FAIL: %d operations failed\n", failed);
 	if (nt_check_kernel_log())

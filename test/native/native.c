@@ -19,11 +19,13 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "judge.h"
 #include "model.h"
 
 /* struct clone_args of the clone3() ABI (CLONE_ARGS_SIZE_VER2). */
@@ -595,6 +597,20 @@ int nt_child_run(int (*fn)(void *), void *arg)
 	return nt_wait(pid);
 }
 
+long nt_task_groups(void)
+{
+	static char buf[1 << 17];
+	long active = -1;
+
+	nt_write_file("/sys/kernel/slab/task_group/shrink", "1");
+	if (nt_read_file("/proc/slabinfo", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+		if (!strncmp(l, "task_group ", 11))
+			active = atol(l + 11);
+	return active;
+}
+
 static const char *const nt_splats[] = {
 	"WARNING:", "BUG:", "Oops", "Call Trace:", "general protection fault",
 	"possible recursive locking", "possible circular locking",
@@ -602,6 +618,7 @@ static const char *const nt_splats[] = {
 	"sleeping function called from invalid context", "INFO: rcu",
 	"rcu_sched self-detected stall", "hung_task", "Kernel panic",
 	"lockdep is turned off", "kernel BUG",
+	"unreferenced object", "suspected memory leak",
 };
 
 int nt_check_kernel_log(void)
@@ -619,16 +636,18 @@ int nt_check_kernel_log(void)
 		return -1;
 	}
 	buf[n] = 0;
-	int bad = 0;
+	int bad = 0, context = 0;
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		for (size_t i = 0; i < sizeof(nt_splats) / sizeof(nt_splats[0]); i++) {
-			if (strstr(line, nt_splats[i])) {
-				if (!bad++)
-					fprintf(stderr, "  FAIL: the kernel log shows a splat:\n");
-				if (bad < 60)
-					fprintf(stderr, "    %s\n", line);
-				break;
-			}
+		int hit = 0;
+		for (size_t i = 0; i < sizeof(nt_splats) / sizeof(nt_splats[0]); i++)
+			hit |= strstr(line, nt_splats[i]) != NULL;
+		if (hit && !bad++) {
+			fprintf(stderr, "  FAIL: the kernel log shows a splat:\n");
+			context = 60;   /* the first report whole */
+		}
+		if (context > 0 || (hit && bad < 60)) {
+			fprintf(stderr, "    %s\n", line);
+			context--;
 		}
 	}
 	if (!bad)
@@ -645,16 +664,56 @@ void nt_require_rgroups(void)
 			     "boot the patched kernel (scripts/kernel.sh)", strerror(errno));
 }
 
+#define NT_KMEMLEAK "/sys/kernel/debug/kmemleak"
+
+/* kmemleak (the debug kernel): forget what boot left unreferenced */
+static int nt_kmemleak_start(void)
+{
+	mkdir("/sys/kernel/debug", 0755);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(NT_KMEMLEAK, W_OK))
+		return 0;
+	nt_write_file(NT_KMEMLEAK, "scan");
+	nt_write_file(NT_KMEMLEAK, "clear");
+	return 1;
+}
+
+/*
+ * Scan for objects that nothing references any more and that were
+ * allocated during the test: 0 or the number of reports (printed).
+ * kmemleak reports an object only when it is a few seconds old.
+ */
+static int nt_kmemleak_check(void)
+{
+	static char buf[1 << 16];
+	int n, leaks = 0;
+
+	nt_sleep(5.5);
+	nt_write_file(NT_KMEMLEAK, "scan");
+	n = nt_read_file(NT_KMEMLEAK, buf, sizeof(buf));
+	for (char *p = buf; n > 0 && (p = strstr(p, "unreferenced object")); p++)
+		leaks++;
+	if (leaks)
+		fprintf(stderr, "  FAIL: kmemleak reports %d unreferenced objects:\n%.4000s\n",
+			leaks, buf);
+	else
+		fprintf(stderr, "# kmemleak: no unreferenced object\n");
+	return leaks;
+}
+
 int nt_main(const struct rgt_case *cases, size_t ncases, int argc, char **argv, int cgroups)
 {
-	int err, rc;
+	int err, rc, kmemleak;
 
 	nt_require_rgroups();
+	kmemleak = nt_kmemleak_start();
 	if (cgroups && (err = nt_cg_init()))
 		rgt_skip_all("cannot set up cgroups below %s: %s", NT_SG, strerror(-err));
 	rc = rgt_main(cases, ncases, argc, argv);
 	if (cgroups)
 		nt_cg_cleanup();
+	if (kmemleak && nt_kmemleak_check())
+		rgt_failures++;
 	if (nt_check_kernel_log())
 		rgt_failures++;
 	return rgt_failures ? 1 : rc;
@@ -722,34 +781,47 @@ static void nt_snapshot(const struct nt_scenario *sc, struct nt_run *r, double *
 		v[NT_MAXP + i] = nt_group_cpu(sc, r, i);
 }
 
-/* Relative error within tol, or for a small share (below 10%) within
- * NT_ABS_TOL absolute (a nice step is still 25% off). */
-#define NT_ABS_TOL 0.005
-static int nt_near(const char *what, double got, double want, double tol)
+/* The judge's view of a running scenario: the processes, then the groups */
+struct nt_judge_ctx {
+	const struct nt_scenario *sc;
+	struct nt_run *r;
+};
+
+static int nt_judge_read(void *ctx, double *cpu, double *base)
 {
-	double err = want != 0 ? fabs(got - want) / want : fabs(got);
-	int ok = err <= tol || (want < 0.1 && fabs(got - want) <= NT_ABS_TOL);
-	fprintf(stderr, "  %-28s actual %.4f expected %.4f error %5.1f%% (tolerance %.0f%%%s)%s\n",
-		what, got, want, 100 * err, 100 * tol, want < 0.1 ? " or 0.005" : "",
-		ok ? "" : "  <-- FAIL");
-	return !ok;
+	struct nt_judge_ctx *c = ctx;
+	double v[NT_MAXP + NT_MAXG];
+	int k = 0;
+
+	nt_snapshot(c->sc, c->r, v);
+	*base = 0;
+	for (int i = 0; i < c->sc->nprocs; i++)
+		*base += cpu[k++] = v[i];
+	for (int i = 0; i < c->sc->ngroups; i++) {
+		cpu[k++] = v[NT_MAXP + i];
+		if (c->sc->g[i].parent < 0)
+			*base += v[NT_MAXP + i];
+	}
+	return 0;
 }
 
-int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
-		   double warmup, double seconds, double tolerance)
+static int nt_judge_all(void *ctx, double *cpu, double *base)
 {
-	double a[NT_MAXP + NT_MAXG], b[NT_MAXP + NT_MAXG], d[NT_MAXP + NT_MAXG];
-	double total = 0, t0, t1;
-	int node[NT_MAXP + NT_MAXG], fails = 0;
-	struct model m;
-	char what[80];
+	double each[RGT_JUDGE_MAX];
 
-	nt_sleep(warmup);
-	nt_snapshot(sc, r, a);
-	t0 = nt_now();
-	nt_sleep(seconds);
-	nt_snapshot(sc, r, b);
-	t1 = nt_now();
+	nt_judge_read(ctx, each, base);
+	cpu[0] = *base;
+	return 0;
+}
+
+int nt_scn_judge(const struct nt_scenario *sc, struct nt_run *r, double warmup)
+{
+	static char labels[RGT_JUDGE_MAX][64];
+	struct nt_judge_ctx c = { sc, r };
+	struct rgt_judge j = { .what = "the scenario's split", .read = nt_judge_read, .ctx = &c,
+			       .min_cpus = 0.05 };
+	int node[NT_MAXP + NT_MAXG], fails;
+	struct model m;
 
 	model_init(&m);
 	int sg = model_add(&m, -1, 1024, 0);
@@ -762,40 +834,28 @@ int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
 			model_add(&m, node[NT_MAXP + i], 1024, 1.0);
 	}
 	model_run(&m, sc->capacity);
-
-	for (int i = 0; i < sc->nprocs; i++)
-		total += d[i] = b[i] - a[i];
-	for (int i = 0; i < sc->ngroups; i++) {
-		d[NT_MAXP + i] = b[NT_MAXP + i] - a[NT_MAXP + i];
-		if (sc->g[i].parent < 0)
-			total += d[NT_MAXP + i];
-	}
-	fprintf(stderr, "  %.2f s: the scenario got %.3f CPUs (capacity %.1f)\n",
-		t1 - t0, total / (t1 - t0), sc->capacity);
 	for (int i = 0; i < sc->nprocs; i++) {
-		snprintf(what, sizeof(what), "process %d", i + 1);
-		fails += nt_near(what, d[i] / total, model_fraction(&m, node[i]), tolerance);
+		snprintf(labels[j.n], sizeof(labels[0]), "process %d", i + 1);
+		j.fixed[j.n] = model_fraction(&m, node[i]);
+		j.label[j.n] = labels[j.n];
+		j.n++;
 	}
 	for (int i = 0; i < sc->ngroups; i++) {
-		snprintf(what, sizeof(what), "%s (nice %d)", sc->g[i].label, r->nice[i]);
-		fails += nt_near(what, d[NT_MAXP + i] / total,
-				 model_fraction(&m, node[NT_MAXP + i]), tolerance);
+		snprintf(labels[j.n], sizeof(labels[0]), "%s (nice %d)", sc->g[i].label, r->nice[i]);
+		j.fixed[j.n] = model_fraction(&m, node[NT_MAXP + i]);
+		j.label[j.n] = labels[j.n];
+		j.n++;
 	}
-	if (sc->cpu_max)
-		fails += nt_near("CPUs used (cpu.max)", total / (t1 - t0), sc->capacity, tolerance);
-	return fails;
-}
-
-int nt_scn_measure_tries(const struct nt_scenario *sc, struct nt_run *r, double warmup,
-			 double seconds, double tolerance, int attempts)
-{
-	int fails = 0;
-	for (int i = 1; i <= attempts; i++) {
-		fails = nt_scn_measure(sc, r, i == 1 ? warmup : 0, seconds, tolerance);
-		if (!fails)
-			break;
-		if (i < attempts)
-			fprintf(stderr, "  window %d of %d off, measuring again\n", i, attempts);
+	nt_sleep(warmup);
+	fails = rgt_judge(&j, NULL);
+	if (sc->cpu_max && fails >= 0) {
+		struct rgt_judge rate = {
+			.what = "CPUs used under cpu.max", .n = 1, .label = { "the scenario" },
+			.fixed = { sc->capacity }, .read = nt_judge_all, .ctx = &c, .rate = 1,
+			.min_cpus = 0.05,
+		};
+		int f = rgt_judge(&rate, NULL);
+		fails = f < 0 ? f : fails + f;
 	}
 	return fails;
 }

@@ -19,10 +19,11 @@
 
 #include "check.h"
 #include "native-uapi.h"
+#include "rgroup.h"       /* RGROUP_MAX_DEPTH: the series' limit too */
 #include "parse.h"
 
 /* One line of /proc/PID/task/TID/rgroup. */
-/* One line of /proc/PID/task/TID/rgroup (src/parse.h). */
+/* One line of /proc/PID/task/TID/rgroup (src/kernel-text/parse.h). */
 #define nt_rg rgroup__kgroup
 
 /* Read thread tid's rgroup line (pid 0: this process). 0 or -errno. */
@@ -116,7 +117,7 @@ void nt_spinners_stop(struct nt_spinners *s);
 double nt_spinners_cpu(struct nt_spinners *s); /* their CPU time, seconds */
 
 /*
- * CPU-distribution scenarios against the reference model (src/model.h):
+ * CPU-distribution scenarios against the reference model (src/model/model.h):
  * single-threaded busy processes and a tree of rgroups with busy threads,
  * built in the calling process (whose main thread must sleep meanwhile).
  */
@@ -142,16 +143,11 @@ struct nt_run {
 };
 /* Build it: 0 or an errno value (then nt_scn_stop() cleans up). */
 int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r);
-/* Warm up, measure `seconds`, print each entity's share of the CPU time the
- * scenario got beside the model's, with relative error and tolerance.
- * Returns the number of entities off by more than `tolerance` (relative;
- * for shares under 10%, 0.005 absolute also passes). */
-int nt_scn_measure(const struct nt_scenario *sc, struct nt_run *r,
-		   double warmup, double seconds, double tolerance);
-/* Up to `attempts` windows (the warm-up before the first only): 0 as soon
- * as one is within tolerance, else the last window's count. */
-int nt_scn_measure_tries(const struct nt_scenario *sc, struct nt_run *r, double warmup,
-			 double seconds, double tolerance, int attempts);
+/* Warm up, then judge each entity's share of the CPU time the scenario got
+ * against the model by the one rule (test/lib/judge.h), and with cpu_max
+ * the CPUs it used against its capacity. Returns the number of entities
+ * off, or -1 when it could not be judged (reported as a skip). */
+int nt_scn_judge(const struct nt_scenario *sc, struct nt_run *r, double warmup);
 void nt_scn_stop(const struct nt_scenario *sc, struct nt_run *r);
 
 /* Time. */
@@ -159,6 +155,13 @@ double nt_now(void);                 /* CLOCK_MONOTONIC, seconds */
 void nt_sleep(double s);
 double nt_thread_cpu(pid_t tid);     /* a thread of this process, seconds */
 double nt_proc_cpu(pid_t pid);       /* any process, seconds */
+
+/*
+ * The number of task_group objects in use (one per rgroup, cgroup and
+ * autogroup): the cache is shrunk first, which also empties KASAN's
+ * quarantine of it. -1 if /proc/slabinfo cannot be read.
+ */
+long nt_task_groups(void);
 
 /* Files. */
 int nt_write_file(const char *path, const char *s);   /* 0 or -errno */

@@ -86,7 +86,7 @@ RGROUP_VM_MEM=$mem RGROUP_VM_ACCEL=$accel \
 	"$root/test/vm/run-in-vm.sh" --kernel "$kernel" "${envs[@]}" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
-pattern='WARNING:|BUG:|Oops|Call Trace:|general protection fault|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: rcu|self-detected stall|hung_task|Kernel panic|kernel BUG'
+pattern='WARNING:|BUG:|Oops|Call Trace:|general protection fault|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: rcu|self-detected stall|hung_task|Kernel panic|kernel BUG|suspected memory leak'
 if grep -Eq "$pattern" "$log"; then
 	echo "$me: FAIL: the kernel console shows a splat:" >&2
 	grep -E "$pattern" "$log" | head -n 20 >&2

@@ -137,10 +137,10 @@ static void rule7_fork(void)
 	CHECK(r.main_line.id == 0 && r.main_line.depth == 0,
 	      "the child process starts in no rgroup (id %" PRIu64 ")", r.main_line.id);
 	CHECK(r.thread_line.id == 0, "its threads too (id %" PRIu64 ")", r.thread_line.id);
-	CHECK(r.new_line.id > 0 && r.new_line.id != id && r.new_line.parent == 0 &&
-	      r.new_line.depth == 1,
-	      "its new rgroups are top-level, its own (id %" PRIu64 " parent %" PRIu64 ")",
-	      r.new_line.id, r.new_line.parent);
+	/* ids are per process: the child numbers its own from 1 */
+	CHECK(r.new_line.id == 1 && r.new_line.parent == 0 && r.new_line.depth == 1,
+	      "its new rgroups are top-level, its own, numbered from 1 (id %" PRIu64
+	      " parent %" PRIu64 ")", r.new_line.id, r.new_line.parent);
 	CHECK(nt_rg_id(a.tid) == id, "the forking thread stays where it was");
 	nt_agent_stop(&a);
 }
@@ -454,8 +454,9 @@ static void sched_debug_path(void)
 	char cg[256], want[300];
 	nt_read_file("/proc/self/cgroup", cg, sizeof(cg));
 	cg[strcspn(cg, "\n")] = 0;
-	snprintf(want, sizeof(want), "%s/rgroup-%" PRIu64 "/rgroup-%" PRIu64,
-		 strchr(cg, '/'), nt_rg_id(a.tid), nt_rg_id(b.tid));
+	/* the cgroup's path, then rgroup-TGID.ID per level */
+	snprintf(want, sizeof(want), "%s/rgroup-%d.%" PRIu64 "/rgroup-%d.%" PRIu64,
+		 strchr(cg, '/'), (int)getpid(), nt_rg_id(a.tid), (int)getpid(), nt_rg_id(b.tid));
 	int n = nt_read_file("/sys/kernel/debug/sched/debug", buf, sizeof(buf));
 	CHECK(n > 0, "read the debug file");
 	char *hit = n > 0 ? strstr(buf, want) : NULL;

@@ -102,6 +102,32 @@ static int other_process(void *arg)
 	return 0;
 }
 
+static int drop_privileges(uid_t uid);
+
+struct other_job {
+	pid_t tid, pid;
+};
+
+/* uid 1000, no capabilities: another process's rgroup is ESRCH, and its
+ * /proc files are not readable (EACCES) */
+static int other_unprivileged(void *arg)
+{
+	struct other_job *oj = arg;
+	char path[64], buf[256];
+
+	rgt_failures = 0; /* this child's own count */
+	CHECK(drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
+	CHECK(nt_setprio(oj->tid, 1) == -1 && errno == ESRCH, "another process's thread: ESRCH");
+	CHECK(nt_getprio(oj->tid) == -1 && errno == ESRCH, "get, another process's thread: ESRCH");
+	snprintf(path, sizeof(path), "/proc/%d/rgroups", (int)oj->pid);
+	CHECK(nt_read_file(path, buf, sizeof(buf)) == -EACCES,
+	      "another uid's /proc/PID/rgroups: EACCES");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/rgroup", (int)oj->pid, (int)oj->tid);
+	CHECK(nt_read_file(path, buf, sizeof(buf)) == -EACCES,
+	      "another uid's /proc/PID/task/TID/rgroup: EACCES");
+	return rgt_failures ? 1 : 0;
+}
+
 static void prio_errors(void)
 {
 	struct nt_agent b;
@@ -128,9 +154,17 @@ static void prio_errors(void)
 	struct nt_rg rg;
 	CHECK(nt_rg_read(pid, other_tid, &rg) == 0 && rg.id > 0,
 	      "the other process's thread is in an rgroup");
-	CHECK(nt_setprio(other_tid, 1) == -1 && errno == ESRCH, "another process's thread: ESRCH");
-	CHECK(nt_getprio(other_tid) == -1 && errno == ESRCH, "get, another process's thread: ESRCH");
-	CHECK(nt_setprio(pid, 1) == -1 && errno == ESRCH, "another process's main thread: ESRCH");
+	/* Without CAP_SYS_NICE a process never touches another's rgroups */
+	struct other_job oj = { .tid = other_tid, .pid = pid };
+	nt_in_child("another process's rgroups as uid 1000", other_unprivileged, &oj);
+	/* With it, an administrator's tools may read and set them */
+	CHECK(nt_setprio(other_tid, 7) == 0, "CAP_SYS_NICE sets another process's rgroup: %s",
+	      strerror(errno));
+	CHECK(nt_getprio(other_tid) == 7, "and reads it: %d", nt_getprio(other_tid));
+	CHECK(nt_rg_read(pid, other_tid, &rg) == 0 && rg.nice == 7, "the /proc line says 7: %d",
+	      rg.nice);
+	CHECK(nt_setprio(pid, 1) == -1 && errno == EINVAL,
+	      "another process's main thread, in no rgroup: EINVAL");
 	close(back[1]);
 	close(fds[0]);
 	CHECK(nt_wait(pid) == 0, "the other process");

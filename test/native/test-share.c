@@ -3,35 +3,33 @@
  * test-share.c - rules 4 and 5 on the native kernel, on two vCPUs: an
  * rgroup competes under its parent as one entity with the weight of a
  * thread of its nice value; measured CPU time against the reference model
- * (src/model.c), as the kernel's cgroup selftests measure cpu.weight.
+ * (src/model/model.c), as the kernel's cgroup selftests measure cpu.weight.
  *
  * Each scenario runs in a fresh process C in a cgroup of its own below the
  * test's system group: C forks the single-threaded busy processes, builds
  * its rgroups (an agent thread per rgroup, asleep, plus busy threads),
  * sets their nice values with PRIO_RGRP, and measures with CPU clocks
- * (its own threads' and the other processes') over MEASURE_S seconds after
- * a warm-up. C's main thread sleeps.
+ * (its own threads' and the other processes') after a warm-up. C's main
+ * thread sleeps.
  *
- * Tolerance: 5% relative error per compared entity (its fraction of the
- * CPU time the scenario's cgroup got), or 0.005 absolute for an entity
- * under 10% of it; the first of up to four 6 s windows within tolerance
- * passes. Why these: on two CPUs a group's weight is split between the
+ * Judged by the one rule of test/lib/judge.h (median of five windows,
+ * 2 points + 5%). On two CPUs a group's weight is split between the
  * CPUs by its runnable load there (PELT averages) and the load balancer
  * evens loads out in steps, so the kernel's split is exact only on
  * average. The scenarios are built so that it is: every group runs
  * threads on both CPUs, and a single-threaded process never has to win a
- * whole CPU from a group (where CFS leaves it short: a busy process beside
- * a nested rgroup tree got 0.47 of the time instead of 0.5 here, as it
- * would beside a cgroup). In a quiet VM the results are within 0.5%; the
- * margin and the extra windows are for the emulator's host being loaded
- * (TCG; run with one TCG thread, see meson.build). A real error is far
- * larger: a group competing as its four threads instead of as one entity
- * is off by 50-100%, one nice step by 25%.
+ * whole CPU from a group (where the scheduler leaves it short: a busy
+ * process beside a nested rgroup tree got 0.47 of the time instead of 0.5
+ * here, as it would beside a cgroup). The emulator runs with one TCG
+ * thread (see meson.build). A real error is far larger: a group competing
+ * as its four threads instead of as one entity is off by 50-100%, one nice
+ * step by 25%.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "native.h"
+#include "judge.h"
 
 #include <math.h>
 #include <sched.h>
@@ -41,9 +39,6 @@
 #include "model.h"
 
 #define WARMUP_S 1.0
-#define MEASURE_S 6.0
-#define TOLERANCE 0.05
-#define ATTEMPTS 4
 
 struct scenario {
 	const char *name;
@@ -58,10 +53,10 @@ struct scenario {
  * (until closed), [1] it reports on; -1: no one measures beside it. */
 static int hold_fds[4] = { -1, -1, -1, -1 }; /* [2], [3]: the other ends */
 
-/* Up to ATTEMPTS windows: the first one within tolerance passes. */
-static int measure(const struct scenario *s, struct nt_run *r)
+/* The one rule (test/lib/judge.h); what is off counts as a failure there. */
+static void measure(const struct scenario *s, struct nt_run *r)
 {
-	return nt_scn_measure_tries(&s->sc, r, WARMUP_S, MEASURE_S, TOLERANCE, ATTEMPTS) != 0;
+	nt_scn_judge(&s->sc, r, WARMUP_S);
 }
 
 static int scenario_child(void *p)
@@ -85,14 +80,14 @@ static int scenario_child(void *p)
 	err = nt_scn_start(&s->sc, r);
 	CHECK(!err, "set up the scenario: %s", strerror(err));
 	if (!err) {
-		rgt_failures += measure(s, r);
+		measure(s, r);
 		if (s->renice_group >= 0) {
 			int g = s->renice_group;
 			CHECK(nt_setprio(r->agent[g].tid, s->renice_to) == 0, "renice");
 			r->nice[g] = s->renice_to;
 			fprintf(stderr, "  setpriority(PRIO_RGRP, %s, %d):\n", s->sc.g[g].label,
 				s->renice_to);
-			rgt_failures += measure(s, r);
+			measure(s, r);
 		}
 	}
 	/* rule9_cpu_weight measures beside us: report, and keep running
@@ -219,6 +214,23 @@ static long usage_usec(const char *cg)
  * gets a quarter of the two CPUs, measured with the cgroups' own cpu.stat,
  * and inside x the rgroups split that half CPU 1024:335.
  */
+/* cgroups x and y: x's CPU time, and both's */
+struct cg_pair {
+	const char *x, *y;
+};
+
+static int cg_pair_read(void *ctx, double *cpu, double *base)
+{
+	struct cg_pair *p = ctx;
+	long x = usage_usec(p->x), y = usage_usec(p->y);
+
+	if (x < 0 || y < 0)
+		return -1;
+	cpu[0] = x / 1e6;
+	*base = (x + y) / 1e6;
+	return 0;
+}
+
 static void rule9_cpu_weight(void)
 {
 	static const struct scenario in_x = {
@@ -254,21 +266,14 @@ static void rule9_cpu_weight(void)
 	close(to_scen[0]);
 	close(from_scen[1]);
 
-	/* the cgroups' split over windows inside the scenario's measurement */
-	int ok = 0;
+	/* the cgroups' split, judged while the scenario measures inside x */
+	struct cg_pair xy = { x, y };
+	struct rgt_judge j = {
+		.what = "cgroups x and y", .n = 1, .label = { "cgroup x (weight 100)" },
+		.fixed = { 0.25 }, .read = cg_pair_read, .ctx = &xy, .min_cpus = 0.05,
+	};
 	nt_sleep(WARMUP_S + 0.5);
-	for (int i = 1; i <= ATTEMPTS && !ok; i++) {
-		long x0 = usage_usec(x), y0 = usage_usec(y);
-		nt_sleep(MEASURE_S);
-		long x1 = usage_usec(x), y1 = usage_usec(y);
-		double fx = (double)(x1 - x0) / (double)((x1 - x0) + (y1 - y0));
-		double err = fabs(fx - 0.25) / 0.25;
-		fprintf(stderr, "  cgroup x (weight 100)        actual %.4f expected 0.2500 error %5.1f%% "
-			"(tolerance %.0f%%)%s\n", fx, 100 * err, 100 * TOLERANCE,
-			err <= TOLERANCE ? "" : "  <-- off");
-		ok = err <= TOLERANCE;
-	}
-	CHECK(ok, "x's share of the two cgroups' CPU time follows cpu.weight");
+	rgt_judge(&j, NULL);
 	int fails = -1;
 	CHECK(read(from_scen[0], &fails, sizeof(fails)) == sizeof(fails) && fails == 0,
 	      "the split inside x (%d off)", fails);

@@ -16,6 +16,10 @@
  *   namer reset       resets every signal to SIG_DFL, as daemons do
  *   namer blocked     a thread that blocks every signal names itself
  *   namer spin N      N busy threads named busy-0..busy-N-1 (and a busy main)
+ *   namer rawclone    a thread made by clone(CLONE_THREAD) without
+ *                     CLONE_SETTLS (it shares main's thread-local storage)
+ *                     names itself "work-raw" with prctl; reported as "raw"
+ *   namer none        names no thread and exits 0 at once
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -348,6 +353,41 @@ static int spin(int n)
 	return ready();
 }
 
+/* The raw thread: it shares main's TLS, so it calls nothing of libc
+ * that keeps state there but prctl (the call under test) and raw system
+ * calls; main reports it. */
+static volatile pid_t raw_tid;
+static volatile int raw_named;
+
+static int raw_main(void *arg)
+{
+	raw_tid = (pid_t)syscall(SYS_gettid);
+	prctl(PR_SET_NAME, (unsigned long)"work-raw", 0, 0, 0);
+	__atomic_store_n(&raw_named, 1, __ATOMIC_RELEASE);
+	for (;;)
+		syscall(SYS_pause);
+	return 0;
+}
+
+static int rawclone(void)
+{
+	size_t size = 256 * 1024;
+	char *stack = malloc(size);
+
+	/* Names itself first, with a name outside the rules: the preload's
+	 * prctl has been called once before the raw thread calls it. */
+	prctl(PR_SET_NAME, (unsigned long)"namer-main", 0, 0, 0);
+	if (!stack || clone(raw_main, stack + size, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+			    CLONE_THREAD | CLONE_SYSVSEM, NULL) < 0) {
+		perror("clone");
+		return 1;
+	}
+	while (!__atomic_load_n(&raw_named, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	report("raw", raw_tid);
+	return ready();
+}
+
 int main(int argc, char **argv)
 {
 	self_path = "/proc/self/exe";
@@ -355,6 +395,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "names"))
 		return names();
+	if (!strcmp(argv[1], "none"))
+		return 0;
 	if (!strcmp(argv[1], "fork"))
 		return do_fork();
 	if (!strcmp(argv[1], "exec"))
@@ -371,5 +413,7 @@ int main(int argc, char **argv)
 		return blocked();
 	if (!strcmp(argv[1], "spin"))
 		return spin(argc > 2 ? atoi(argv[2]) : 2);
+	if (!strcmp(argv[1], "rawclone"))
+		return rawclone();
 	return 2;
 }

@@ -12,10 +12,13 @@
  * Environment (the build sets it): RGROUP_TEST_RGROUP the rgroup command,
  * RGROUP_TEST_NAMER namer, RGROUP_TEST_STATIC a statically linked program.
  */
+#include <glob.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "locate.h"
+#include "run-spec.h"
 #include "run-util.h"
 #include "sgroup.h"
 
@@ -115,6 +118,23 @@ static void settle(pid_t pid, const pid_t *tids, int n)
 			return;
 		rt_sleep(0.05);
 	}
+}
+
+/* start_run(), then wait until thread `label` is placed: its tid, or 0
+ * (said, and the program ended) when the program did not get ready. */
+static pid_t start_placed(struct rt_proc *p, struct report *r, const char *const *args,
+			  const char *const *prog, const char *label)
+{
+	pid_t tid;
+
+	if (start_run(p, r, args, prog, NULL) < 0) {
+		CHECK(0, "no READY");
+		rt_finish(p, 2);
+		return 0;
+	}
+	tid = tid_of(r, label);
+	settle(p->pid, &tid, 1);
+	return tid;
 }
 
 /* ---- Placement --------------------------------------------------------------- */
@@ -221,6 +241,22 @@ static void nested_settings(void)
 
 /* ---- fork and exec -------------------------------------------------------------- */
 
+/* The names file (run-spec.h) of process pid, if there is one: 1 and
+ * its path in out, else 0. */
+static int names_of(pid_t pid, char *out, size_t len)
+{
+	char pat[64];
+	glob_t g;
+
+	out[0] = '\0';
+	snprintf(pat, sizeof(pat), "%s/rgroup-%d-*.names", RGROUP__RUN_NAMES_DIR, (int)pid);
+	if (glob(pat, 0, NULL, &g) != 0)
+		return 0;
+	snprintf(out, len, "%s", g.gl_pathv[0]);
+	globfree(&g);
+	return 1;
+}
+
 static void fork_child(int inherit)
 {
 	const char *args[] = { "-g", "work=work-*", inherit ? NULL : "--no-inherit", NULL };
@@ -262,6 +298,21 @@ static void fork_child(int inherit)
 		      "--no-inherit: the child's 'work-c' stays outside ('%s')", w);
 	}
 	finish(&p);
+	/* The child ended with _exit: no code of ours ran to remove its
+	 * names file; the next program that writes one collects it. */
+	if (inherit && cpid > 0 && access(RGROUP__RUN_NAMES_DIR, W_OK) == 0) {
+		static const char *const again[] = { "-g", "work=work-*", NULL };
+		static const char *const names[] = { "names", NULL };
+		char file[PATH_MAX];
+		struct rt_proc q;
+
+		if (names_of(cpid, file, sizeof(file)) && start_placed(&q, &r, again, names, "self")) {
+			CHECK(access(file, F_OK) < 0, "the next run collected the _exit'ed child's %s", file);
+			finish(&q);
+		}
+		if (names_of(cpid, file, sizeof(file)))
+			unlink(file);
+	}
 }
 
 static void fork_keeps_rules(void)
@@ -303,6 +354,11 @@ static void exec_program(int inherit)
 		      "--no-inherit: its 'work-x' stays outside ('%s')", w);
 	}
 	finish(&p);
+	/* The names file went with the exec; the exec'd program, if it has
+	 * the preload, removed its own at exit. */
+	CHECK(!names_of(p.pid, w, sizeof(w)), "no names file is left: %s", w);
+	if (w[0])
+		unlink(w);
 }
 
 static void exec_keeps_rules(void)
@@ -401,6 +457,294 @@ static void governor_signal(void)
 	finish(&p);
 }
 
+/* ---- A thread without TLS of its own ------------------------------------------------ */
+
+/*
+ * A thread made by clone(CLONE_THREAD) without CLONE_SETTLS shares its
+ * creator's thread-local storage, where the C library and the preload
+ * keep a thread's identity. When it names itself into a group, the
+ * preload tells it from its creator by the kernel's thread id: the
+ * creator (main) is not moved, the raw thread stays outside, and the
+ * preload says why.
+ */
+static void raw_clone(void)
+{
+	static const char *const args[] = { "-g", "work=work-*", NULL };
+	static const char *const prog[] = { "rawclone", NULL };
+	struct rt_proc p;
+	struct report r;
+	char w[PATH_MAX] = "?", err[4096] = "";
+	pid_t raw, maint;
+	int st;
+
+	if (start_run(&p, &r, args, prog, NULL) < 0) {
+		CHECK(0, "rgroup run -- namer rawclone did not get READY:\n%s", r.text);
+		rt_finish(&p, 2);
+		return;
+	}
+	raw = tid_of(&r, "raw");
+	maint = tid_of(&r, "main");
+	CHECK(raw > 0 && maint > 0 && raw != maint, "namer reported both threads (%d, %d)", (int)raw, (int)maint);
+	rt_sleep(0.5);   /* the governor publishes every 250 ms */
+	CHECK(where(p.pid, maint, w, sizeof(w)) == 0 && w[0] == '\0',
+	      "the raw thread's creator (main) stays in the sgroup (is in '%s')", w);
+	strcpy(w, "?");
+	CHECK(where(p.pid, raw, w, sizeof(w)) == 0 && w[0] == '\0',
+	      "the raw thread stays outside the group (is in '%s')", w);
+	st = rt_finish(&p, 5.0);
+	rt_stderr(&p, err, sizeof(err));
+	close(p.err);
+	CHECK(st == 0, "the program exits 0 (got %d)", st);
+	CHECK(strstr(err, "CLONE_SETTLS") != NULL && strstr(err, "work-raw") != NULL,
+	      "and the preload says why: %s", err);
+}
+
+/* ---- The report at exit ------------------------------------------------------------- */
+
+/* `rgroup run ARGS -- namer names` to its end: its stderr in err. */
+static void run_names(const char *const *args, char *err, size_t len)
+{
+	static const char *const prog[] = { "names", NULL };
+	struct rt_proc p;
+	struct report r;
+	int st;
+
+	err[0] = '\0';
+	if (start_run(&p, &r, args, prog, NULL) < 0) {
+		CHECK(0, "no READY");
+		rt_finish(&p, 2);
+		return;
+	}
+	st = rt_finish(&p, 5.0);
+	rt_stderr(&p, err, len);
+	close(p.err);
+	CHECK(st == 0, "namer exits 0 (got %d)", st);
+	fprintf(stderr, "%s", err);
+}
+
+static void report_at_exit(void)
+{
+	static const char *const idle[] = { "-g", "work=work-*", "-g", "bg=bg-*", "-g",
+					     "none=no-such-name", NULL };
+	static const char *const all[] = { "-g", "work=work-*", "-g", "bg=bg-*", NULL };
+	static const char *const all_v[] = { "-v", "-g", "work=work-*", "-g", "bg=bg-*", NULL };
+	char err[16384], *line;
+
+	/* A rule that took no thread: every rule's line. namer names 21
+	 * threads work-* as the preload sees them (not "work-9", written to
+	 * /proc, and not "kid", born in the group) and one bg-8. */
+	fprintf(stderr, "  a rule that took no thread\n");
+	run_names(idle, err, sizeof(err));
+	CHECK(strstr(err, "rgroup run: rule 1, group 'work': took 21 threads: "),
+	      "the report counts the 21 threads rule 1 took");
+	line = strstr(err, "rgroup run: rule 2, group 'bg': took 1 thread: ");
+	CHECK(line && strstr(line, "'bg-8'") && strchr(line, '\n') > strstr(line, "'bg-8'"),
+	      "rule 2's line names its thread bg-8");
+	CHECK(strstr(err, "rgroup run: rule 3, group 'none': took no thread\n"),
+	      "rule 3 took no thread and the report says so");
+	CHECK(!strstr(err, "named no thread"), "namer named threads: no warning that it named none");
+
+	/* Every rule took threads: quiet, unless -v asks. */
+	fprintf(stderr, "  every rule took threads\n");
+	run_names(all, err, sizeof(err));
+	CHECK(!strstr(err, "rgroup run: rule "), "quiet when every rule took threads");
+	fprintf(stderr, "  every rule took threads, -v\n");
+	run_names(all_v, err, sizeof(err));
+	CHECK(strstr(err, "rgroup run: rule 1, group 'work': took 21 threads") &&
+	      strstr(err, "rgroup run: rule 2, group 'bg': took 1 thread"),
+	      "-v: the report also when every rule took threads");
+
+	/* A program that names no thread. */
+	fprintf(stderr, "  a program that names no thread\n");
+	{
+		char *argv[] = { (char *)rgroup_cmd, (char *)"run", (char *)"-g", (char *)"x=y*",
+				 (char *)"--", (char *)namer, (char *)"none", NULL };
+		struct rt_proc p;
+		int st;
+
+		err[0] = '\0';
+		CHECK(rt_spawn(&p, argv, NULL) == 0, "rgroup run -- namer none");
+		st = rt_finish(&p, 10.0);
+		rt_stderr(&p, err, sizeof(err));
+		close(p.err);
+		fprintf(stderr, "%s", err);
+		CHECK(st == 0, "namer none exits 0 (got %d)", st);
+		CHECK(strstr(err, "rgroup run: namer (pid ") && strstr(err, ") named no thread: no rule can match"),
+		      "the report says the program named no thread");
+		CHECK(strstr(err, "rgroup run: rule 1, group 'x': took no thread"),
+		      "and that rule 1 took none");
+	}
+}
+
+/* ---- rgroup gc: the cpuset directories of a killed run --------------------------------- */
+
+/* `rgroup ARGS...` to its end: its exit status, its stdout in out. */
+static int rgroup_out(char *const *args, char *out, size_t len)
+{
+	char *argv[8] = { (char *)rgroup_cmd };
+	char err[4096] = "";
+	struct rt_proc p;
+	int n = 1, st;
+
+	while (*args && n < 7)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	out[0] = '\0';
+	if (rt_spawn(&p, argv, NULL) < 0)
+		return -1;
+	rt_until(&p, "\x01", out, len, 20.0);   /* all of it */
+	st = rt_finish(&p, 20.0);
+	rt_stderr(&p, err, sizeof(err));
+	close(p.err);
+	if (err[0])
+		fprintf(stderr, "  (its stderr: %s)\n", err);
+	return st;
+}
+
+/* The first path that glob pattern pat matches, or "". */
+static void first_match(const char *pat, char *out, size_t len)
+{
+	glob_t g;
+
+	out[0] = '\0';
+	if (glob(pat, 0, NULL, &g) == 0) {
+		snprintf(out, len, "%s", g.gl_pathv[0]);
+		globfree(&g);
+	}
+}
+
+/*
+ * On cgroup1 a group with CPUs has a directory in the v1 cpuset hierarchy
+ * too. A run killed with SIGKILL leaves it; plain `rgroup gc` must find it
+ * there. Only its --dry-run walks the whole machine (it removes nothing of
+ * others); the test removes the directories it made itself.
+ */
+static void gc_cpuset(void)
+{
+	static const char *const args[] = { "-g", "work=work-*:cpus=0", NULL };
+	static const char *const prog[] = { "names", NULL };
+	char *dry[] = { (char *)"gc", (char *)"--dry-run", NULL };
+	static char out[1 << 18];
+	char cs[PATH_MAX], cpu[PATH_MAX], want[PATH_MAX + 32];
+	struct rgroup__cgloc loc;
+	struct rt_proc p;
+	struct report r;
+	char pat[PATH_MAX + 32];
+	pid_t killed[3] = { 0 };
+	int found = 0;
+
+	if (rgt_sg.gov || rgt_sg.v2 || rgroup__cg_locate(0, "cpuset", &loc, NULL, 0) < 0) {
+		fprintf(stderr, "  no v1 cpuset directories on this backend: nothing to collect\n");
+		return;
+	}
+	/* Another rgroup process starting in the same cpuset group collects
+	 * the leftover as it attaches: then try again. */
+	for (int attempt = 0; attempt < 3 && !found; attempt++) {
+
+		if (!start_placed(&p, &r, args, prog, "self"))
+			return;
+		snprintf(pat, sizeof(pat), "%s/rgroup-%d-*", loc.dir, (int)p.pid);
+		first_match(pat, cs, sizeof(cs));
+		snprintf(pat, sizeof(pat), "%s%s/rgroup-%d-*", rgt_sg.mount.point, sg, (int)p.pid);
+		first_match(pat, cpu, sizeof(cpu));
+		killed[attempt] = p.pid;
+		kill(p.pid, SIGKILL);
+		rt_finish(&p, 5.0);
+		close(p.err);
+		CHECK(cs[0] && cpu[0], "the group with cpus=0 has a cpuset directory (%s) and a cpu one (%s)",
+		      cs[0] ? cs : "none", cpu[0] ? cpu : "none");
+		if (!cs[0])
+			return;
+		if (access(cs, F_OK) < 0)
+			continue;   /* collected already by another process */
+		CHECK(rgroup_out(dry, out, sizeof(out)) == 0, "rgroup gc --dry-run exits 0");
+		if (access(cs, F_OK) < 0)
+			continue;
+		found = 1;
+		snprintf(want, sizeof(want), "would remove %s\n", cs);
+		CHECK(strstr(out, want), "rgroup gc --dry-run lists the killed run's %s", cs);
+		CHECK(!cpu[0] || strstr(out, cpu), "and its cpu directory %s", cpu);
+	}
+	CHECK(found, "the leftover stayed long enough to be looked for");
+	/* Ours, made by the runs the test killed. */
+	for (size_t i = 0; i < sizeof(killed) / sizeof(killed[0]); i++)
+		if (killed[i] && names_of(killed[i], pat, sizeof(pat)))
+			unlink(pat);
+	if (cs[0] && rmdir(cs) < 0 && errno != ENOENT)
+		CHECK(0, "cannot remove %s: %s", cs, strerror(errno));
+	if (cpu[0] && rmdir(cpu) < 0 && errno != ENOENT)
+		CHECK(0, "cannot remove %s: %s", cpu, strerror(errno));
+}
+
+/*
+ * The names file of a run killed with SIGKILL (rgroup tree's rule names):
+ * `rgroup gc --dry-run DIR` lists it and `rgroup gc DIR` removes it, in a
+ * directory of the test's own (moved there at once: any later run of the
+ * same user collects it from /dev/shm), and a live process's file there
+ * stays.
+ */
+static void gc_names(void)
+{
+	static const char *const args[] = { "-g", "work=work-*", NULL };
+	static const char *const prog[] = { "names", NULL };
+	char *dry[] = { (char *)"gc", (char *)"--dry-run", NULL, NULL };
+	char *mine[] = { (char *)"gc", NULL, NULL };
+	static char out[1 << 18];
+	char file[PATH_MAX], dir[64], moved[PATH_MAX], live[PATH_MAX], want[PATH_MAX + 32];
+	uint64_t start = rgroup__starttime(0);
+	struct rt_proc p;
+	struct report r;
+	int ok;
+	FILE *f;
+
+	if (access(RGROUP__RUN_NAMES_DIR, W_OK) < 0) {
+		fprintf(stderr, "  no %s here (a minimal VM): no names file to collect\n",
+			RGROUP__RUN_NAMES_DIR);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/dev/shm/rgtest-names-%d", (int)getpid());
+	if (mkdir(dir, 0700) < 0) {
+		CHECK(0, "mkdir %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (!start_placed(&p, &r, args, prog, "self")) {
+		rmdir(dir);
+		return;
+	}
+	CHECK(names_of(p.pid, file, sizeof(file)), "the run publishes its groups' names");
+	kill(p.pid, SIGKILL);
+	rt_finish(&p, 5.0);
+	close(p.err);
+	moved[0] = '\0';
+	if (file[0])
+		snprintf(moved, sizeof(moved), "%s/%s", dir, strrchr(file, '/') + 1);
+	ok = moved[0] && rename(file, moved) == 0;
+	CHECK(ok, "a killed run leaves %s (moved to %s: %s)", file, moved, strerror(errno));
+	snprintf(live, sizeof(live), "%s/rgroup-%d-%llu.names", dir, (int)getpid(),
+		 (unsigned long long)start);
+	if ((f = fopen(live, "w"))) {
+		fputs("1 work\n", f);
+		fclose(f);
+	}
+	if (ok) {
+		dry[2] = mine[1] = dir;
+		CHECK(rgroup_out(dry, out, sizeof(out)) == 0, "rgroup gc --dry-run %s exits 0", dir);
+		snprintf(want, sizeof(want), "would remove %s\n", moved);
+		CHECK(strstr(out, want) && access(moved, F_OK) == 0, "gc --dry-run lists %s and leaves it",
+		      moved);
+		CHECK(!strstr(out, live), "and not the live process's %s", live);
+		CHECK(rgroup_out(mine, out, sizeof(out)) == 0, "rgroup gc %s exits 0", dir);
+		CHECK(access(moved, F_OK) < 0 && errno == ENOENT, "rgroup gc %s removed %s: %s", dir,
+		      moved, out);
+		CHECK(access(live, F_OK) == 0, "and left the live process's %s", live);
+	}
+	if (moved[0])
+		unlink(moved);
+	unlink(file);
+	unlink(live);
+	rmdir(dir);
+}
+
 /* ---- rgroup tree -------------------------------------------------------------------- */
 
 static void tree_names(void)
@@ -412,13 +756,8 @@ static void tree_names(void)
 	struct report r;
 	pid_t self;
 
-	if (start_run(&p, &r, args, prog, NULL) < 0) {
-		CHECK(0, "no READY");
-		rt_finish(&p, 2);
+	if (!(self = start_placed(&p, &r, args, prog, "self")))
 		return;
-	}
-	self = tid_of(&r, "self");
-	settle(p.pid, &self, 1);
 	rt_sleep(0.3);   /* the governor's state file */
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)p.pid);
 	char *argv[] = { (char *)rgroup_cmd, (char *)"tree", pidarg, NULL };
@@ -432,6 +771,98 @@ static void tree_names(void)
 	char *g = strstr(out, "'work-1'"), *plain = strstr(out, "(plain threads)");
 	CHECK(g && strstr(out, "'other'"), "the tree names the threads");
 	CHECK(plain && g && strstr(plain, "'other'") < g, "'other' is listed with the plain threads, before the group");
+	finish(&p);
+}
+
+/* `rgroup tree [--json] PID` of a run: its output in out. */
+static void tree_of(pid_t pid, int json, char *out, size_t len)
+{
+	char pidarg[16];
+	char *args[] = { (char *)"tree", pidarg, json ? (char *)"--json" : NULL, NULL };
+
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	CHECK(rgroup_out(args, out, len) == 0, "rgroup tree %s%d exits 0", json ? "--json " : "",
+	      (int)pid);
+	fprintf(stderr, "%s", out);
+}
+
+/* A number after `key` in text at or after `from`, or -1. */
+static double number_after(const char *from, const char *key)
+{
+	const char *p = from ? strstr(from, key) : NULL;
+
+	return p && p[strlen(key)] != 'n' ? strtod(p + strlen(key), NULL) : -1;
+}
+
+/*
+ * tree and tree --json show the rule's name of a group rgroup run made,
+ * its CPUs, its cap and the time it was held back, and (JSON) the names
+ * and ids of its threads: two spinning threads under a cap of 20% of one
+ * CPU on CPU 0 are throttled within a second.
+ */
+static void tree_settings(void)
+{
+	static const char *const args[] = { "-g", "spin=busy-*:cpus=0,max=20%", NULL };
+	static const char *const prog[] = { "spin", "2", NULL };
+	static char out[1 << 16];
+	char want[128], *g;
+	struct rt_proc p;
+	struct report r;
+	pid_t busy0;
+	int named = 1;
+
+	if (!(busy0 = start_placed(&p, &r, args, prog, "busy-0")))
+		return;
+	/* Throttled within a second or so; the governor publishes its state
+	 * every quarter second, later on a loaded machine: wait (at most
+	 * 15 s) until the tree shows the group held back. */
+	for (double end = rt_now() + 15;;) {
+		char *args_t[] = { (char *)"tree", want, (char *)"--json", NULL };
+
+		rt_sleep(0.5);
+		snprintf(want, sizeof(want), "%d", (int)p.pid);
+		if (rgroup_out(args_t, out, sizeof(out)) == 0 && (g = strstr(out, "\n{\"name\":")) &&
+		    number_after(g, "\"throttled_s\":") > 0)
+			break;
+		if (rt_now() > end)
+			break;
+	}
+	tree_of(p.pid, 1, out, sizeof(out));
+	if (access(RGROUP__RUN_NAMES_DIR, W_OK) == 0) {
+		g = strstr(out, "\"rule\":\"spin\"");
+		CHECK(g, "tree --json names the group by its rule, spin");
+	} else {
+		fprintf(stderr, "  no %s here (a minimal VM): no rules' names to show\n",
+			RGROUP__RUN_NAMES_DIR);
+		named = 0;
+		g = strstr(out, "\n{\"name\":");
+		CHECK(g, "tree --json shows the group");
+	}
+	if (g) {
+		while (g > out && strncmp(g, "{\"name\":", 8) != 0)
+			g--;   /* the start of its line */
+		CHECK(strstr(g, "\"cpus\":\"0\""), "its CPUs are 0");
+		snprintf(want, sizeof(want), "{\"tid\":%d,\"name\":\"busy-0\"}", (int)busy0);
+		CHECK(strstr(g, want) && strstr(g, "\"name\":\"busy-1\""),
+		      "its members list busy-0 (%d) and busy-1", (int)busy0);
+		CHECK(number_after(g, "\"throttled_s\":") > 0, "it was held back (throttled_s > 0)");
+		if (named || !rgt_sg.gov)
+			CHECK(strstr(g, "\"cap_quota_us\":20000,\"cap_period_us\":100000"),
+			      "its cap is 20000 us per 100000 us");
+		if (!rgt_sg.gov)
+			CHECK(number_after(g, "\"nr_throttled\":") > 0, "nr_throttled > 0");
+	}
+	/* Every thread named, also those of 15 characters (the governor's
+	 * "rgroup-governor"). */
+	CHECK(!strstr(out, "\"name\":\"?\""), "every member has its name");
+	snprintf(want, sizeof(want), "{\"tid\":%d,\"name\":\"namer\"}", (int)p.pid);
+	CHECK(strstr(out, "\"plain\":{") && strstr(strstr(out, "\"plain\":{"), want),
+	      "the plain threads' members list the main thread %d", (int)p.pid);
+	tree_of(p.pid, 0, out, sizeof(out));
+	g = strstr(out, named ? "\nspin " : "\nrgroup-");
+	CHECK(g, "tree's text shows the group (spin: %s)", named ? "by its rule" : "no names file");
+	CHECK(g && strstr(g, " 0 ") && (!(named || !rgt_sg.gov) || strstr(g, " 20% ")),
+	      "with CPUs 0 and cap 20%%");
 	finish(&p);
 }
 
@@ -468,7 +899,7 @@ static void run_case(const struct usage_case *c)
 static void errors(void)
 {
 	const char *stat_prog = getenv("RGROUP_TEST_STATIC");
-	char suid[PATH_MAX] = "", conf[PATH_MAX], bad_conf[PATH_MAX];
+	char suid[PATH_MAX] = "", conf[PATH_MAX], bad_conf[PATH_MAX], nul_conf[PATH_MAX];
 	struct usage_case cases[] = {
 		{ "unknown option", { "--frobnicate", "--", namer, "names", NULL }, 2, "unknown option '--frobnicate'" },
 		{ "missing argument", { "-g", NULL }, 2, "needs an argument" },
@@ -479,11 +910,12 @@ static void errors(void)
 		{ "pattern too long", { "-g", "x=abcdefghijklmnopq", "--", namer, NULL }, 2, "can never match" },
 		{ "child wider than parent", { "-g", "a:cpus=0", "-g", "a/b=x:cpus=0-1", "--", namer, NULL }, 2, "only narrow" },
 		{ "CPUs this process may not use", { "-g", "x=y:cpus=1023", "--", namer, NULL }, 1, "not within the CPUs" },
-		{ "missing program", { "-g", "x=y", "--", "/nonexistent/prog", NULL }, 1, "cannot run /nonexistent/prog" },
+		{ "missing program", { "-g", "x=y", "--", "/nonexistent/prog", NULL }, 127, "cannot run /nonexistent/prog" },
 		{ "unknown backend", { "-b", "frob", "-g", "x=y", "--", namer, NULL }, 2, "no backend named 'frob'" },
 		{ "static program", { "-g", "x=y", "--", stat_prog ? stat_prog : "/bin/true", NULL }, 1, "statically linked" },
 		{ "missing config", { "-c", "/nonexistent.conf", "--", namer, NULL }, 1, "cannot read /nonexistent.conf" },
 		{ "bad config", { "-c", bad_conf, "--", namer, NULL }, 2, ":2: rule 1" },
+		{ "config with a NUL byte", { "-c", nul_conf, "--", namer, NULL }, 2, ":2: a NUL byte" },
 		{ "dry run", { "-n", "-c", conf, "--", namer, "names", NULL }, 0, "RGROUP_RUN_RULES='work=work-*" },
 		{ "setuid program", { "-g", "x=y", "--", suid, NULL }, 1, "secure-execution mode" },
 	};
@@ -493,11 +925,16 @@ static void errors(void)
 	snprintf(conf, sizeof(conf), "/tmp/rgtest-run-%d.conf", (int)getpid());
 	snprintf(bad_conf, sizeof(bad_conf), "/tmp/rgtest-run-%d-bad.conf", (int)getpid());
 	if ((f = fopen(conf, "w"))) {
-		fputs("# the work threads\nwork=work-*:nice=3\n", f);
+		fputs("# the work threads\nwork=work-*:nice=3   # a comment\n", f);
 		fclose(f);
 	}
 	if ((f = fopen(bad_conf, "w"))) {
 		fputs("# a typo\nwork=work-*:nise=3\n", f);
+		fclose(f);
+	}
+	snprintf(nul_conf, sizeof(nul_conf), "/tmp/rgtest-run-%d-nul.conf", (int)getpid());
+	if ((f = fopen(nul_conf, "w"))) {
+		fwrite("a=b\nwork=work-*\0:nice=3\nc=d\n", 1, 28, f);
 		fclose(f);
 	}
 	if (!stat_prog)
@@ -527,6 +964,7 @@ static void errors(void)
 		unlink(suid);
 	unlink(conf);
 	unlink(bad_conf);
+	unlink(nul_conf);
 }
 
 static const struct rgt_case cases[] = {
@@ -538,7 +976,12 @@ static const struct rgt_case cases[] = {
 	{ "exec_no_inherit", exec_no_inherit },
 	{ "spawn_outside", spawn_outside },
 	{ "governor_signal", governor_signal },
+	{ "raw_clone", raw_clone },
+	{ "report_at_exit", report_at_exit },
+	{ "gc_cpuset", gc_cpuset },
+	{ "gc_names", gc_names },
 	{ "tree_names", tree_names },
+	{ "tree_settings", tree_settings },
 	{ "errors", errors },
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-executor.c - the executor (issue 13): work items run in their work
+ * test-executor.c - the executor: work items run in their work
  * group's rgroup, and the kernel (or the governor) divides the CPU between
  * work groups by their nice values however many items each submits.
  *
@@ -31,25 +31,17 @@
  * group's CPU time is the CPU clocks of its own threads (rgroup_exec_group
  * _info's cpu_ns), not wall time: other load on the machine slows both
  * groups alike and drops out of the share. 0.5 s warm-up (the governor
- * adapts over a few of its periods) and 2.5 s measured: on a pinned CPU a
- * scheduling period is a few ms, so the window holds hundreds of them. On
- * the governor, a window counts only if the process got CPU worth dividing
- * (see measure()).
- * Tolerance: issue 13's "50% +- 5% of the pool's CPU", i.e. each share
- * within 5 points of the model's, on every backend; on a kernel backend
- * also within 5% relative (a small share's error weighs more so), which
- * pinned runs meet with room (worst here 0.7%, 2.7% in the VM). The
- * governor divides the CPU itself, to issue 4's 10% relative
- * (test-gov-share.c): under a load average of 100-300 from other jobs it
- * was 8% relative (1.3 points) off on a 16% share here. One nice step is
- * 25%, and a pool whose groups competed as their threads would be 30
- * points off (4 workers against 1), so a real error fails either way.
+ * adapts over a few of its periods), then the one rule of
+ * test/lib/judge.h: the median of five 1 s windows, within 2 points plus
+ * 5% of the model's share, on every backend. On the governor a window
+ * counts only if the process got CPU worth dividing (see split_case()).
  */
 #include <malloc.h>
 #include <sys/mman.h>
 #include <linux/capability.h>
 
 #include "scenario.h"
+#include "judge.h"
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -64,9 +56,6 @@
 #endif
 
 #define WARMUP_S   0.5
-#define MEASURE_S  2.5
-#define TOLERANCE  0.05     /* of the CPU: points of share */
-#define TOL_KERNEL 0.05     /* relative, on a kernel backend */
 
 static char sg[PATH_MAX];
 static cpu_set_t all_cpus;
@@ -589,6 +578,59 @@ static void idle_and_back(void)
 	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
+/* ---- Items that end their worker ------------------------------------- */
+
+static int ended_exit, ended_cancel, ended_plain;
+
+static void exit_item(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ended_exit, 1, __ATOMIC_RELAXED);
+	pthread_exit(NULL);
+}
+
+static void cancel_item(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ended_cancel, 1, __ATOMIC_RELAXED);
+	pthread_cancel(pthread_self());
+	pthread_testcancel();
+	__atomic_add_fetch(&ended_cancel, 1000, __ATOMIC_RELAXED);   /* never */
+}
+
+static void plain_item(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ended_plain, 1, __ATOMIC_RELAXED);
+}
+
+/* An item that calls pthread_exit() or is cancelled ends its worker, not
+ * the group: the item counts as done, the rest run, wait and destroy
+ * return, nothing is left behind. */
+static void item_ends_worker(void)
+{
+	rgroup_exec_t p = make_pool(2, 100);
+	rgroup_exec_group_t G = make_group(p, "G", 0, 3, 0);
+
+	for (int i = 0; i < 3; i++)
+		CHECK(rgroup_exec_submit(G, exit_item, NULL) == 0 &&
+		      rgroup_exec_submit(G, cancel_item, NULL) == 0 &&
+		      rgroup_exec_submit(G, plain_item, NULL) == 0, "submit");
+	for (int i = 0; i < 7; i++)
+		CHECK(rgroup_exec_submit(G, plain_item, NULL) == 0, "submit");
+	int w = rgroup_exec_wait(p, G, 10000);
+	struct rgroup_exec_group_info gi = ginfo(G);
+	CHECK(w == 0, "wait returns: %d (queued %u, running %u, workers %u)", w, gi.queued,
+	      gi.running, gi.workers);
+	CHECK(ended_exit == 3 && ended_cancel == 3 && ended_plain == 10,
+	      "every item ran once: %d pthread_exit, %d cancelled, %d plain", ended_exit,
+	      ended_cancel, ended_plain);
+	CHECK(gi.running == 0 && gi.queued == 0, "nothing running or queued (%u, %u)", gi.running,
+	      gi.queued);
+	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy returns");
+	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+}
+
 /* ---- Pending and running work ----------------------------------------- */
 
 struct destroyer {
@@ -762,62 +804,28 @@ static void backlog(rgroup_exec_group_t *g, struct counter *c, const int *per_ro
 }
 
 /*
- * The groups' CPU seconds over a window of MEASURE_S in which they got CPU
- * worth dividing, from their threads' clocks; 0 if none of MAX_WINDOWS
- * did. The governor divides only the CPU time the process gets: when other
- * load leaves the pinned test less than 40% of its CPU, its quotas stop
- * binding and the kernel's per-thread split shows through (here, with four
- * busy processes on the test's CPU, 16% off on the 10x case on the
- * governor and 0.0% on cgroup1; the library's own governor-share test is
- * 4-7% off then, and fails its "got CPU time" check). Such a window says
- * nothing about the executor, so another is measured. A kernel backend
- * splits exactly even then; it needs 10%, only so that the shares are not
- * a handful of time slices. Also checks both still had queued work at the
- * end of the window.
+ * The split is judged by the one rule (test/lib/judge.h), from the groups'
+ * own clocks (rgroup_exec_group_info's cpu_ns). A window counts only when
+ * the groups got CPU worth dividing: the governor divides only the CPU
+ * time the process gets, and when other load leaves the pinned test less
+ * than 40% of its CPU its quotas stop binding and the kernel's per-thread
+ * split shows through, which says nothing about the executor. A kernel
+ * backend splits exactly even then; it needs 10%, only so that the shares
+ * are not a handful of time slices.
  */
-#define MAX_WINDOWS 4
+struct split_ctx {
+	rgroup_exec_group_t *g;
+	int n;
+};
 
-static int measure(rgroup_exec_group_t *g, int n, double *cpu, double *got)
+static int split_read(void *ctx, double *cpu, double *base)
 {
-	double need = rgt_kernel() ? 0.10 : 0.40;
-	double c0[8], t0, sum = 0;
+	struct split_ctx *sc = ctx;
 
-	rgt_sleep(WARMUP_S);
-	for (int w = 0; w < MAX_WINDOWS; w++) {
-		for (int i = 0; i < n; i++)
-			c0[i] = ginfo(g[i]).cpu_ns / 1e9;
-		t0 = rgt_now();
-		rgt_sleep(MEASURE_S);
-		double dt = rgt_now() - t0;
-		sum = 0;
-		for (int i = 0; i < n; i++)
-			sum += cpu[i] = ginfo(g[i]).cpu_ns / 1e9 - c0[i];
-		*got = sum / dt;
-		if (*got >= need)
-			break;
-		fprintf(stderr, "  window %d: the groups got %.0f%% of the CPU (other load), need %.0f%%:"
-			" measuring again\n", w + 1, 100 * *got, 100 * need);
-	}
-	for (int i = 0; i < n; i++) {
-		struct rgroup_exec_group_info in = ginfo(g[i]);
-		fprintf(stderr, "  %-6s %u workers, %llu items done, %u queued, %.2f CPU s in the window\n",
-			in.name, in.workers, (unsigned long long)in.completed, in.queued, cpu[i]);
-		CHECK(in.queued > 0, "%s still had queued items at the end of the window", in.name);
-	}
-	return *got >= need;
-}
-
-/* A share against the model's: within TOLERANCE points, and on a kernel
- * backend within TOL_KERNEL relative. */
-static void check_share(const char *what, double got, double want)
-{
-	double pts = fabs(got - want), rel = want > 0 ? pts / want : pts;
-	int bad = pts > TOLERANCE || (rgt_kernel() && rel > TOL_KERNEL);
-
-	fprintf(stderr, "  %-28s actual %.4f expected %.4f: %4.1f points, %5.1f%% (tolerance %.0f points%s)%s\n",
-		what, got, want, 100 * pts, 100 * rel, 100 * TOLERANCE,
-		rgt_kernel() ? ", 5% relative" : "", bad ? "  <-- FAIL" : "");
-	CHECK(!bad, "%s off the model's share", what);
+	*base = 0;
+	for (int i = 0; i < sc->n; i++)
+		*base += cpu[i] = ginfo(sc->g[i]).cpu_ns / 1e9;
+	return 0;
 }
 
 static void split_case(const char *what, rgroup_exec_group_t *g, const char **label, int n,
@@ -825,25 +833,25 @@ static void split_case(const char *what, rgroup_exec_group_t *g, const char **la
 		       rgroup_exec_t p)
 {
 	struct counter c[8];
-	double cpu[8], sum = 0, got;
+	struct split_ctx ctx = { g, n };
+	struct rgt_judge j = {
+		.what = what, .n = n, .read = split_read, .ctx = &ctx,
+		.min_cpus = rgt_kernel() ? 0.10 : 0.40,
+	};
 
 	for (int i = 0; i < n; i++)
 		c[i] = (struct counter){ .iters = iters_per_ms / 2 };
 	backlog(g, c, per_round, total, n);
-	int ok = measure(g, n, cpu, &got);
-	for (int i = 0; i < n; i++)
-		sum += cpu[i];
-	if (!ok && !rgt_kernel())
-		rgt_skip_case("in %d windows of %.1f s the groups got at most %.0f%% of the CPU:"
-			      " the governor cannot divide what the process does not get",
-			      MAX_WINDOWS, MEASURE_S, 100 * got);
-	else
-		CHECK(ok, "the groups got CPU time (%.0f%% of one CPU)", 100 * got);
-	if (ok) {
-		model_run(m, 1);
-		fprintf(stderr, "  %s (the groups got %.0f%% of the CPU):\n", what, 100 * got);
-		for (int i = 0; i < n && sum > 0; i++)
-			check_share(label[i], cpu[i] / sum, model_fraction(m, mi[i]));
+	model_run(m, 1);
+	for (int i = 0; i < n; i++) {
+		j.label[i] = label[i];
+		j.fixed[i] = model_fraction(m, mi[i]);
+	}
+	rgt_sleep(WARMUP_S);
+	rgt_judge(&j, NULL);
+	for (int i = 0; i < n; i++) {
+		struct rgroup_exec_group_info in = ginfo(g[i]);
+		CHECK(in.queued > 0, "%s still had queued items at the end of the windows", in.name);
 	}
 	int canceled = rgroup_exec_cancel(p, 0);
 	CHECK(canceled > 0, "canceled the rest (%d)", canceled);
@@ -961,7 +969,7 @@ static int threads_named(const char *name, pid_t *tids, int max)
 /*
  * On all CPUs: groups X and Y, as many workers each as CPUs, both with a
  * deep backlog; X runs dry in turns (its queue canceled) and gets work
- * again, in ABBA order. Issue 13: Y must use >= 95% of the CPU X leaves.
+ * again, in ABBA order. Work conservation: Y must use >= 95% of the CPU X leaves.
  *
  * How it is measured (as test-gov-share.c's idle case, for the same
  * reason): on a shared machine the CPU the process can get changes from
@@ -1317,6 +1325,7 @@ static const struct rgt_case cases[] = {
 	{ "placement", placement },
 	{ "rule6_permission", rule6_permission },
 	{ "idle_and_back", idle_and_back },
+	{ "item_ends_worker", item_ends_worker },
 	{ "cancel_and_destroy", cancel_and_destroy },
 	{ "fair_10x", fair_10x },
 	{ "nice_split", nice_split },

@@ -2,7 +2,7 @@
 /*
  * test-faults.c - every cgroupfs call, allocation and thread creation the
  * library makes fails in turn (the fault-injection variant of the library,
- * src/fault.c), with each of EACCES, EPERM, EBUSY, ENOSPC, ENOMEM, ENODEV,
+ * src/core/fault.c), with each of EACCES, EPERM, EBUSY, ENOSPC, ENOMEM, ENODEV,
  * EINTR and EAGAIN in rotation. For each failure point k:
  *
  *   a thread is made in a new rgroup; inside, it makes a nested rgroup and

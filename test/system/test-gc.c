@@ -15,7 +15,10 @@
  *   test-gc [CASE]     RGROUP_GC_ROUNDS=N: kills per scenario (default 20)
  */
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -42,6 +45,21 @@ static void kill_live(void)
 	}
 }
 
+/* What the test and a process in a PID namespace of its own share (see
+ * ns_start()). */
+struct ns_share {
+	int ready, stop;
+	pid_t pid;                 /* the namespaced process, as the test sees it */
+	pid_t nspid;               /* ... and as its namespace does */
+	unsigned long made, failed;
+	int err;
+	long removed;              /* what its rgroup_gc() calls removed */
+	long gc_err;               /* their first error */
+};
+static struct ns_share *nsh;
+static pid_t ns_parent = -1;   /* the test's child that made the namespace */
+static int ns_stop(void);
+
 /* Remove what the test made by hand (before rgt_sg_cleanup: atexit LIFO). */
 static void remove_fakes(void)
 {
@@ -50,6 +68,7 @@ static void remove_fakes(void)
 	if (getpid() != rgt_sg.owner)
 		return;
 	kill_live();
+	ns_stop();
 	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_live);
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/%s", sgdir, fake_reused);
@@ -258,6 +277,8 @@ static void setup(void)
 	rgt_sg_init();
 	rgt_sg_enter(sg, sizeof(sg));
 	CHECK(me != 0, "read this process's start time");
+	nsh = mmap(NULL, sizeof(*nsh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(nsh != MAP_FAILED, "shared memory");
 	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
 	atexit(remove_fakes);
 	if (getenv("RGROUP_GC_SEED"))
@@ -459,14 +480,257 @@ static void teardown(void)
 	      rgt_count_groups(sgdir, 0));
 }
 
+/* A directory outside cgroupfs whose subdirectories look like the
+ * library's, of a dead owner: neither rgroup_gc() nor the command removes
+ * them. */
+static void not_cgroupfs(void)
+{
+	char dir[64], sub[128], tool[PATH_MAX], out[4096];
+
+	snprintf(dir, sizeof(dir), "/tmp/rgtest-gc-%d", (int)getpid());
+	snprintf(sub, sizeof(sub), "%s/rgroup-999999-1-1", dir);
+	CHECK(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0, "make %s", sub);
+	CHECK(rgroup_gc(dir) == -EMEDIUMTYPE, "rgroup_gc() outside cgroupfs is -EMEDIUMTYPE");
+	CHECK(access(sub, F_OK) == 0, "rgroup_gc() left %s", sub);
+	if (find_tool(tool, sizeof(tool)) == 0) {
+		int rc = run_tool(tool, dir, NULL, out, sizeof(out));
+		CHECK(rc == 0, "rgroup gc DIR outside cgroupfs exits 0, collecting state files only (%d)",
+		      rc);
+		CHECK(access(sub, F_OK) == 0, "rgroup gc left %s", sub);
+	}
+	rmdir(sub);
+	rmdir(dir);
+}
+
+/* ---- PID namespaces ---------------------------------------------------- */
+
+/*
+ * A process in a PID namespace of its own, with its own /proc (as a
+ * container's processes are), shares a system group with the test. It
+ * names its groups with the pid its namespace gave it (1); neither side's
+ * gc may take the other's live groups for a dead process's. Both sides
+ * make groups that end at once, so that emptied ones are kept as spares,
+ * the directories a gc could remove (struct ns_share: at the top).
+ */
+
+static void *brief(void *p)
+{
+	rgt_sleep(0.001);
+	return p;
+}
+
+/* Make groups until s->stop; counts in s. */
+static void make_groups(struct ns_share *s)
+{
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		pthread_t t;
+		int r = rgroup_thread_create(&t, NULL, RGROUP_NEW, brief, NULL);
+
+		if (r) {
+			__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
+			s->err = r;
+			rgt_sleep(0.001);
+		} else {
+			pthread_join(t, NULL);
+			__atomic_add_fetch(&s->made, 1, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* In the namespace: collect in the test's system group until s->stop. */
+static void collect_until_stop(struct ns_share *s)
+{
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		int r = rgroup_gc(sgdir);
+
+		if (r > 0)
+			s->removed += r;
+		else if (r < 0 && !s->gc_err)
+			s->gc_err = r;
+		rgt_sleep(0.002);
+	}
+}
+
+/* Run fn(nsh) as pid 1 of a new PID namespace with its own /proc, in the
+ * test's system group. 0 when it runs; -1 when namespaces cannot be made
+ * here (the case skips). */
+static int ns_start(void (*fn)(struct ns_share *))
+{
+	int status;
+
+	if (!nsh || nsh == MAP_FAILED)
+		return -1;
+	memset(nsh, 0, sizeof(*nsh));
+	ns_parent = fork();
+	if (ns_parent < 0)
+		return -1;
+	if (ns_parent == 0) {
+		pid_t c;
+
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(77);
+		c = fork();
+		if (c == 0) {
+			/* Its own /proc: pids as its namespace numbers them. */
+			if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+				_exit(77);
+			nsh->nspid = getpid();
+			fn(nsh);
+			_exit(0);
+		}
+		if (c < 0)
+			_exit(1);
+		nsh->pid = c;
+		waitpid(c, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	}
+	for (double t0 = rgt_now(); rgt_now() - t0 < 10.0; rgt_sleep(0.005)) {
+		if (__atomic_load_n(&nsh->ready, __ATOMIC_ACQUIRE))
+			return 0;
+		if (waitpid(ns_parent, &status, WNOHANG) == ns_parent) {
+			ns_parent = -1;
+			return -1;
+		}
+	}
+	return 0;   /* not ready: the checks say so */
+}
+
+/* Stop the namespaced process (killed if it does not end in 5 s); its
+ * exit status, -1 if killed. */
+static int ns_stop(void)
+{
+	int status = 0;
+
+	if (ns_parent < 0)
+		return -1;
+	__atomic_store_n(&nsh->stop, 1, __ATOMIC_RELEASE);
+	for (double t0 = rgt_now(); rgt_now() - t0 < 5.0; rgt_sleep(0.01))
+		if (waitpid(ns_parent, &status, WNOHANG) == ns_parent) {
+			ns_parent = -1;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+	if (nsh->pid > 0)
+		kill(nsh->pid, SIGKILL);
+	kill(ns_parent, SIGKILL);
+	waitpid(ns_parent, NULL, 0);
+	ns_parent = -1;
+	return -1;
+}
+
+/* rgroup_gc() of the test's system group, as often as it can in `secs`:
+ * what it removed in all (or the first error). */
+static long gc_for(double secs)
+{
+	long removed = 0;
+
+	for (double t0 = rgt_now(); rgt_now() - t0 < secs; rgt_sleep(0.002)) {
+		int r = rgroup_gc(sgdir);
+
+		if (r < 0)
+			return r;
+		removed += r;
+	}
+	return removed;
+}
+
+/* The host's gc and the command, while the namespaced process makes
+ * groups: none of its groups goes; once it is killed, its leftovers do. */
+static void ns_host_gc(void)
+{
+	char tool[PATH_MAX], out[1 << 16];
+	int before = rgt_count_groups(sgdir, 0), most = 0;
+	long removed;
+
+	if (ns_start(make_groups) < 0) {
+		rgt_skip_case("cannot make a PID and mount namespace here (needs root)");
+		return;
+	}
+	CHECK(nsh->nspid == 1, "the namespaced process is pid 1 there (%d)", (int)nsh->nspid);
+	removed = gc_for(0.5);
+	for (int i = 0; i < 50; i++, rgt_sleep(0.002)) {
+		int n = rgt_count_groups(sgdir, 0) - before;
+
+		most = n > most ? n : most;
+	}
+	removed += gc_for(0.5);
+	CHECK(most > 0, "the namespaced process's groups are in the system group (%d)", most);
+	CHECK(removed == 0, "rgroup_gc() on the host removed none of its groups (%ld)", removed);
+	if (find_tool(tool, sizeof(tool)) == 0) {
+		int rc = run_tool(tool, sgdir, NULL, out, sizeof(out));
+
+		CHECK(rc == 0 && strstr(out, "0 directories removed"),
+		      "rgroup gc DIR removed none of its groups (exit %d):\n%s", rc, out);
+	}
+	rgt_sleep(0.1);
+	unsigned long made = nsh->made, failed = nsh->failed;
+	CHECK(failed == 0, "its creations all succeeded (%lu of %lu failed, last: %s)", failed,
+	      made + failed, strerror(nsh->err));
+	CHECK(made > 0, "it made groups (%lu)", made);
+
+	/* Killed while creating: what it left goes (its namespace is gone). */
+	kill(nsh->pid, SIGKILL);
+	ns_stop();
+	int left = 0;
+	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0; rgt_sleep(0.02)) {
+		rgroup_gc(sgdir);
+		if ((left = rgt_count_groups(sgdir, 0) - before) <= 0)
+			break;
+	}
+	CHECK(left <= 0, "its leftovers were collected once it was dead (%d left)", left);
+}
+
+/* The namespaced process's gc while the test makes groups: it cannot see
+ * the test's process, and must leave its groups alone. */
+static void *maker_main(void *p)
+{
+	make_groups(p);
+	return NULL;
+}
+
+static void ns_inner_gc(void)
+{
+	static struct ns_share mine;
+	pthread_t maker;
+
+	CHECK(pthread_create(&maker, NULL, maker_main, &mine) == 0, "a maker");
+	while (!__atomic_load_n(&mine.ready, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.001);
+	if (ns_start(collect_until_stop) < 0) {
+		rgt_skip_case("cannot make a PID and mount namespace here (needs root)");
+	} else {
+		rgt_sleep(1.0);
+		CHECK(ns_stop() == 0, "the namespaced collector exited cleanly");
+		CHECK(nsh->gc_err == 0, "its rgroup_gc() worked (%s)", strerror((int)-nsh->gc_err));
+		CHECK(nsh->removed == 0, "its gc removed none of the test's groups (%ld)", nsh->removed);
+	}
+	__atomic_store_n(&mine.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(maker, NULL);
+	CHECK(mine.failed == 0, "the test's creations all succeeded (%lu of %lu failed, last: %s)",
+	      mine.failed, mine.made + mine.failed, strerror(mine.err));
+	/* Ours, but the live-owner directory the test made by hand. */
+	int ours = 0;
+	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0; rgt_sleep(0.01)) {
+		ours = rgt_count_groups(sgdir, getpid()) - exists_in_sg(fake_live);
+		if (ours == 0 && rgroup_list(NULL, 0) == 0)
+			break;
+	}
+	CHECK(ours == 0 && rgroup_list(NULL, 0) == 0, "the test's groups are gone (%d directories)", ours);
+}
+
 static const struct rgt_case cases[] = {
 	{ "setup", setup },
+	{ "not-cgroupfs", not_cgroupfs },
 	{ "kill-at-start", kill_at_start },
 	{ "kill-while-creating", kill_while_creating },
 	{ "kill-while-weighting", kill_while_weighting },
 	{ "gc-library", collect_lib },
 	{ "gc-command", collect_command },
 	{ "teardown", teardown },
+	{ "ns-host-gc", ns_host_gc },
+	{ "ns-inner-gc", ns_inner_gc },
 };
 
 int main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-governor.c - the governor's safety rules (issue 4): while it pauses
+ * test-governor.c - the governor's safety rules: while it pauses
  * threads with its signal, the application's own work stays correct and
  * nothing hangs.
  *
@@ -14,6 +14,18 @@
  *               forty times, from a thread being paused: no image is killed by a signal left pending;
  *   fork        fork() while threads are paused, children that make their
  *               own groups: every child ends normally.
+ *   signal_reset     the program resets every signal to SIG_DFL, again
+ *               and again, while groups contend: the process lives on, the
+ *               split stays the model's (the one rule, test/lib/judge.h);
+ *   signal_taken     the program installs its own handler on the
+ *               governor's signal: the process lives on, rgroup_info
+ *               says RGROUP_INFO_UNENFORCED, and from then on the handler
+ *               gets no signal of the governor's.
+ *   handler_first_use   a signal handler calls rgroup_of() again and again
+ *               while the process's first call sets the library up: no
+ *               hang; during the set-up it gets EDEADLK, after it an answer.
+ * These cases run in a child process of their own (a killed or hung child
+ * is a failure, not the end of the test; the last needs a fresh process).
  *
  * Registered for the governor (RGROUP_BACKEND=governor). Pinned to one
  * CPU, so that the groups contend and the governor pauses.
@@ -300,22 +312,32 @@ static int wait_for(pid_t pid, double secs, int *status)
 	return -1;
 }
 
-static void exec_chain(void)
+/* Run this program with `mode` (and `arg`, may be NULL) in a child, for at
+ * most `secs`; its wait status (a hang is a failure, and killed). */
+static int run_self(const char *mode, const char *arg, double secs)
 {
 	int status = 0;
-	char arg[16];
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		snprintf(arg, sizeof(arg), "%d", EXEC_CHAIN);
-		execl("/proc/self/exe", "test-governor", "--exec-link", arg, (char *)NULL);
+		execl("/proc/self/exe", "test-governor", mode, arg, (char *)NULL);
 		_exit(4);
 	}
 	CHECK(pid > 0, "fork: %s", strerror(errno));
-	CHECK(wait_for(pid, 60, &status) == 0, "the exec chain hung");
+	CHECK(pid > 0 && wait_for(pid, secs, &status) == 0, "the child (%s) hung", mode);
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "  killed by signal %d (the governor's is %d)\n",
 			WTERMSIG(status), governor_signal());
+	return status;
+}
+
+static void exec_chain(void)
+{
+	char arg[16];
+	int status;
+
+	snprintf(arg, sizeof(arg), "%d", EXEC_CHAIN);
+	status = run_self("--exec-link", arg, 60);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec chain status %#x", status);
 }
 
@@ -392,16 +414,223 @@ static void stale_files(void)
 	unlink(dead); /* if the check failed */
 }
 
+/* ---- signals the program takes back ---------------------------------------- */
+
+#define RESET_EVERY_S 0.02
+#define MIN_CPUS 0.3              /* as test-gov-share.c: windows the split is judged in */
+
+/* Every signal that can be set, to SIG_DFL, as daemons do. */
+static void reset_all_signals(void)
+{
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+}
+
+static void *resetter(void *p)
+{
+	long *resets = p;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		reset_all_signals();
+		(*resets)++;
+		rgt_sleep(RESET_EVERY_S);
+	}
+	return NULL;
+}
+
+/* The groups' flags, or'ed; -1 if a group could not be read. */
+static int groups_flags(void)
+{
+	rgroup_id_t ids[RGT_SCN_MAX];
+	int n = rgroup_list(ids, RGT_SCN_MAX), flags = 0;
+
+	for (int i = 0; i < n && i < RGT_SCN_MAX; i++) {
+		struct rgroup_info in = { .sz = sizeof(in) };
+		if (rgroup_info(ids[i], &in) < 0)
+			return -1;
+		flags |= (int)in.flags;
+	}
+	return n > 0 ? flags : -1;
+}
+
+/* Child: the flat 1:2:4 scenario, judged while a plain thread resets every
+ * signal every RESET_EVERY_S. */
+static int signal_reset_child(void)
+{
+	struct rgt_scenario s;
+	pthread_t t;
+	long resets = 0;
+	int err, judged;
+
+	rgt_scn_flat124(&s, 2);
+	err = rgt_scn_start(&s);
+	CHECK(err == 0, "set up: %s failed: %s", rgt_scn.what, strerror(err));
+	if (err)
+		return 1;
+	rgt_sleep(1.0);
+	reset_all_signals();
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	CHECK(pthread_create(&t, NULL, resetter, &resets) == 0, "resetter thread");
+	judged = rgt_scn_judge("flat-1:2:4, every signal reset to SIG_DFL every 20 ms", 1,
+			       MIN_CPUS, 0, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	int flags = groups_flags();
+	fprintf(stderr, "  %ld resets; groups' flags %#x\n", resets, flags);
+	CHECK(flags == 0, "rgroup_info flags %#x after resets to SIG_DFL", flags);
+	rgt_scn_stop();
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	return rgt_failures ? 1 : judged < 0 ? 77 : 0;
+}
+
+static long foreign_calls;        /* atomic: the program's own handler ran */
+
+static void foreign_handler(int sig, siginfo_t *si, void *uc)
+{
+	__atomic_add_fetch(&foreign_calls, 1, __ATOMIC_RELAXED);
+}
+
+/* Child: groups that contend; the program takes the governor's signal. */
+static int signal_taken_child(void)
+{
+	struct sigaction sa = { .sa_sigaction = foreign_handler, .sa_flags = SA_SIGINFO };
+	struct low l = { 0 };
+	pthread_t hi, lo;
+	int flags = 0;
+	double t0;
+
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	CHECK(start_spinner(&hi) == 0, "spinner group");
+	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
+	/* Enforced first: the low group is paused. */
+	t0 = rgt_now();
+	while (info_of(l.id).throttled_ns == 0 && rgt_now() - t0 < 30)
+		rgt_sleep(0.05);
+	CHECK(info_of(l.id).throttled_ns > 0, "the low group was never paused: the case proves nothing");
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(governor_signal(), &sa, NULL) == 0, "sigaction: %s", strerror(errno));
+	t0 = rgt_now();
+	while (!((flags = (int)info_of(l.id).flags) & RGROUP_INFO_UNENFORCED) && rgt_now() - t0 < 5)
+		rgt_sleep(0.01);
+	CHECK(flags & RGROUP_INFO_UNENFORCED, "rgroup_info does not say RGROUP_INFO_UNENFORCED");
+	/* From now on nothing of the governor's reaches the handler, and the
+	 * low group is no longer paused. */
+	long before = __atomic_load_n(&foreign_calls, __ATOMIC_RELAXED);
+	uint64_t paused = info_of(l.id).throttled_ns;
+	rgt_sleep(1.0);
+	long calls = __atomic_load_n(&foreign_calls, __ATOMIC_RELAXED) - before;
+	uint64_t more = info_of(l.id).throttled_ns - paused;
+	fprintf(stderr, "  handler ran %ld times before the governor saw it, %ld after; "
+		"low group paused %.3f s more\n", before, calls, more / 1e9);
+	CHECK(calls == 0, "the program's handler got %ld signals after the governor let go", calls);
+	CHECK(more == 0, "the low group was paused %.3f s after the governor let go", more / 1e9);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(lo, NULL);
+	pthread_join(hi, NULL);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	return rgt_failures ? 1 : 0;
+}
+
+static void run_signal_child(const char *mode)
+{
+	int status = run_self(mode, NULL, 110);
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		rgt_skip_case("the machine was too busy to judge the split");
+		return;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+}
+
+/* ---- rgroup_of from a signal handler during the first use ----------------- */
+
+static long of_ok, of_deadlk, of_other;   /* the handler's results */
+
+static void of_handler(int sig)
+{
+	rgroup_id_t id;
+	int r = rgroup_of(0, &id), e = errno;
+
+	if (r == 0)
+		of_ok++;
+	else if (r == -EDEADLK)
+		of_deadlk++;
+	else
+		of_other++;
+	errno = e;
+}
+
+#define FIRST_USE_TRIES 40   /* fresh processes: the window is a timer tick wide */
+#define INCONCLUSIVE 3            /* exit status: no handler ran in the set-up */
+
+/* Child, before any call to the library: a timer every 20 us of wall
+ * time runs the handler while rgroup_backend() sets the library up, and
+ * on until it has had 20 answers after. */
+static int handler_first_use_child(void)
+{
+	struct sigaction sa = { .sa_handler = of_handler, .sa_flags = SA_RESTART };
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	struct itimerspec its = { { 0, 20000 }, { 0, 20000 } };
+	timer_t timer;
+	const char *be;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 || timer_create(CLOCK_MONOTONIC, &ev, &timer) < 0 ||
+	    timer_settime(timer, 0, &its, NULL) < 0)
+		return 2;
+	be = rgroup_backend();
+	for (double t0 = rgt_now(); *(volatile long *)&of_ok < 20 && rgt_now() - t0 < 5;)
+		;
+	timer_delete(timer);
+	fprintf(stderr, "  backend %s; the handler's rgroup_of: %ld EDEADLK, %ld answers, %ld other\n",
+		be ? be : "(none)", of_deadlk, of_ok, of_other);
+	CHECK(of_ok > 0, "no handler got an answer after the set-up");
+	CHECK(of_other == 0, "%ld other errors", of_other);
+	return rgt_failures ? 1 : of_deadlk ? 0 : INCONCLUSIVE;
+}
+
+/* A fresh process each try, until a handler ran during the set-up. */
+static void handler_first_use(void)
+{
+	int status = 0;
+
+	for (int i = 0; i < FIRST_USE_TRIES; i++) {
+		status = run_self("--handler-first-use", NULL, 20);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != INCONCLUSIVE)
+			break;
+	}
+	CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == INCONCLUSIVE),
+	      "in %d tries no handler ran during the set-up: the case proves nothing", FIRST_USE_TRIES);
+	CHECK(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == INCONCLUSIVE),
+	      "child status %#x", status);
+}
+
+static void signal_reset(void)
+{
+	run_signal_child("--signal-reset");
+}
+
+static void signal_taken(void)
+{
+	run_signal_child("--signal-taken");
+}
+
 static const struct rgt_case cases[] = {
 	{ "syscalls", syscalls },
 	{ "blocked", blocked },
 	{ "exec", exec_chain },
 	{ "fork", forks },
 	{ "stale_files", stale_files },
+	{ "signal_reset", signal_reset },
+	{ "signal_taken", signal_taken },
+	{ "handler_first_use", handler_first_use },
 };
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--handler-first-use") == 0)
+		return handler_first_use_child();
 	if (argc == 3 && strcmp(argv[1], "--exec-link") == 0)
 		return exec_link(atoi(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "--one-group") == 0) {
@@ -411,6 +640,10 @@ int main(int argc, char **argv)
 	}
 	if (rgt_pin_one_cpu(NULL) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
+	if (argc == 2 && strcmp(argv[1], "--signal-reset") == 0)
+		return signal_reset_child();
+	if (argc == 2 && strcmp(argv[1], "--signal-taken") == 0)
+		return signal_taken_child();
 	fprintf(stderr, "backend %s, pinned to one CPU\n", rgroup_backend());
 	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "judge.h"
 #include "sgroup.h"
 
 static char sg[PATH_MAX];
@@ -421,6 +422,35 @@ static double used(const pid_t *tids, int n)
 	return s;
 }
 
+/* The threads' CPU time, for the one rule's rate mode */
+struct cap_ctx {
+	const pid_t *tids;
+	int n;
+};
+
+static int cap_read(void *ctx, double *cpu, double *base)
+{
+	struct cap_ctx *c = ctx;
+
+	*base = 0;
+	cpu[0] = used(c->tids, c->n);
+	return 0;
+}
+
+/* Judge the CPUs the threads use against a cap, by the one rule
+ * (test/lib/judge.h), after a warm-up. */
+static void judge_cap(const char *what, const pid_t *tids, int n, double cap)
+{
+	struct cap_ctx c = { tids, n };
+	struct rgt_judge j = {
+		.what = what, .n = 1, .label = { what }, .fixed = { cap }, .read = cap_read,
+		.ctx = &c, .rate = 1, .min_cpus = 0.02,
+	};
+
+	rgt_sleep(0.5);
+	rgt_judge(&j, NULL);
+}
+
 /* CPUs used by the threads over `secs`, after a warm-up. */
 static double measure(const pid_t *tids, int n, double secs)
 {
@@ -457,19 +487,16 @@ static void cap_measured(void)
 	/* Three busy threads (two in the group, one in a nested group) under
 	 * one cap of half a CPU. */
 	CHECK(rgroup_set_cap(a.tid, 50000, 100000) == 0, "cap 50%%");
-	got = measure(all, 3, 3.0);
-	CHECK_NEAR("group capped at 50%", got, 0.50, 0.05);
+	judge_cap("group capped at 50%", all, 3, 0.50);
 	/* Changed while it runs, nested groups included. */
 	CHECK(rgroup_set_cap(a.tid, 30000, 100000) == 0, "cap 30%%");
-	got = measure(all, 3, 3.0);
-	CHECK_NEAR("group capped at 30%", got, 0.30, 0.05);
+	judge_cap("group capped at 30%", all, 3, 0.30);
 	/* A nested cap with a shorter period, under a parent cap that does not
 	 * bind (a parent throttled in its own period takes the nested group's
 	 * time with it: then the nested group gets less than its cap). */
 	CHECK(rgroup_set_cap(a.tid, 200000, 100000) == 0, "cap 200%%");
 	CHECK(rgroup_set_cap(kids[1].tid, 5000, 50000) == 0, "nested cap 10%%");
-	got = measure(child, 1, 3.0);
-	CHECK_NEAR("nested group capped at 10%", got, 0.10, 0.05);
+	judge_cap("nested group capped at 10%", child, 1, 0.10);
 	/* Lifted: more than the cap again (the threads are busy). */
 	CHECK(rgroup_set_cap(kids[1].tid, 0, 0) == 0 && rgroup_set_cap(a.tid, 0, 0) == 0, "lift");
 	got = measure(all, 3, 1.0);

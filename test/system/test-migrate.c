@@ -5,6 +5,8 @@
  * along, rebuilt there within 1 second, and nothing is left in the old one.
  */
 #include <dirent.h>
+#include <string.h>
+#include <unistd.h>
 #include "sgroup.h"
 
 static char sga[PATH_MAX], sgb[PATH_MAX];
@@ -118,8 +120,232 @@ static void rule8_migration(void)
 	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
 }
 
+/* What a member made at once after its parent started does: it makes
+ * one plain thread, reports where that thread is the moment
+ * pthread_create() returns, and keeps it alive until told. */
+struct born { pid_t parent, kid; char kid_cg[PATH_MAX]; double created; int err, stop; };
+
+static void *born_kid_main(void *p)
+{
+	struct born *b = p;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.01);
+	return NULL;
+}
+
+static void *born_parent_main(void *p)
+{
+	struct born *b = p;
+	clockid_t cid;
+	pthread_t t;
+
+	b->parent = rgt_gettid();
+	b->err = pthread_create(&t, NULL, born_kid_main, b);
+	b->created = rgt_now();
+	if (b->err) {
+		__atomic_store_n(&b->kid, -1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	/* The new thread's id as pthread_create() returns, whether or not it
+	 * has run yet: glibc's CPU clock id of a thread encodes it. */
+	if (pthread_getcpuclockid(t, &cid) == 0 && (cid & 7) == 6 &&
+	    rgt_thread_cgroup((pid_t)~(cid >> 3), b->kid_cg, sizeof(b->kid_cg)) == 0)
+		__atomic_store_n(&b->kid, (pid_t)~(cid >> 3), __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&b->kid, -1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	return NULL;
+}
+
+/*
+ * Rule 1 and rule 8 with no window: a thread made with plain
+ * pthread_create() inside an rgroup is in the group's cgroup the moment
+ * pthread_create() returns, and a move of the process right then (well
+ * within the keeper's census period) carries it along with its group.
+ */
+static void rule8_plain_thread_from_birth(void)
+{
+	struct born b = { 0 };
+	char gpath[PATH_MAX] = "", where[2 * PATH_MAX + 128] = "";
+	rgroup_id_t g = 0;
+	pthread_t pt;
+
+	/* Start in A, wherever an earlier case left the process. */
+	CHECK(rgt_sg_move(sga) == 0, "the process is in A");
+	CHECK(rgroup_thread_create(&pt, NULL, RGROUP_NEW, born_parent_main, &b) == 0, "the parent");
+	while (!__atomic_load_n(&b.kid, __ATOMIC_ACQUIRE))
+		; /* no sleep: the move follows the creation as closely as it can */
+	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
+	double t0 = rgt_now();
+	CHECK(b.err == 0 && b.kid > 0, "pthread_create in the rgroup: %d", b.err);
+	if (b.kid <= 0) {
+		pthread_join(pt, NULL);
+		return;
+	}
+	CHECK(rgroup_of(b.parent, &g) == 0 && g != 0, "the parent is in an rgroup");
+	CHECK(!rgt_dirs() || (rgt_group_path(sga, g, gpath, sizeof(gpath)) == 0 && strcmp(b.kid_cg, gpath) == 0),
+	      "as pthread_create returned, the new thread was in its creator's group in A: %s, not %s",
+	      b.kid_cg, gpath);
+	int along = 0;
+	while (!along && rgt_now() - t0 < 2.0) {
+		along = rgt_kernel_agrees(sgb, b.kid, g, where, sizeof(where)) &&
+			rgt_kernel_agrees(sgb, b.parent, g, where, sizeof(where));
+		if (!along)
+			rgt_sleep(0.01);
+	}
+	fprintf(stderr, "  moved %.4f s after pthread_create returned; in place in B after %.3f s\n",
+		t0 - b.created, rgt_now() - t0);
+	CHECK(along, "the new thread came along with its group: %s", where);
+	/* And it stays (the census that follows agrees). */
+	rgt_sleep(0.6);
+	CHECK(rgt_kernel_agrees(sgb, b.kid, g, where, sizeof(where)), "still in its group: %s", where);
+	rgroup_id_t kg = 0;
+	CHECK(rgroup_of(b.kid, &kg) == 0 && kg == g, "rgroup_of(the new thread) = %llu, not %llu",
+	      (unsigned long long)kg, (unsigned long long)g);
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(pt, NULL);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
+}
+
+/* ---- Moves while a thread makes groups ------------------------------- */
+
+/* A thread of an rgroup of its own that makes child rgroups, a few at a
+ * time, each ending a moment later, until told to stop. */
+struct creator { pid_t tid; int stop; unsigned long made, failed; int err; };
+
+static void *brief_main(void *p)
+{
+	rgt_sleep(0.002);
+	return p;
+}
+
+static void *creator_main(void *p)
+{
+	struct creator *c = p;
+
+	__atomic_store_n(&c->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		pthread_t t[3];
+		int started = 0;
+
+		for (int i = 0; i < 3; i++) {
+			int r = rgroup_thread_create(&t[started], NULL, RGROUP_NEW, brief_main, NULL);
+
+			if (r == 0) {
+				started++;
+				c->made++;
+			} else {
+				c->failed++;
+				c->err = r;
+			}
+		}
+		for (int i = 0; i < started; i++)
+			pthread_join(t[i], NULL);
+	}
+	return NULL;
+}
+
+/* Remove, children first, the rgroup directories left below a system
+ * group of the test's own, so that a failed case does not keep its
+ * system groups from being removed; returns how many it removed. */
+static int remove_left(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		pid_t p;
+		uint64_t start, id;
+		char sub[PATH_MAX + 300];
+
+		if (e->d_type != DT_DIR || rgroup__parse_dirname(e->d_name, &p, &start, &id) < 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		n += remove_left(sub);
+		if (rmdir(sub) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Does every group the library lists have a directory name? The number
+ * of those that have none. */
+static int groups_unnamed(void)
+{
+	rgroup_id_t ids[256];
+	int n = rgroup_list(ids, 256), bad = 0;
+
+	for (int i = 0; i < n && i < 256; i++) {
+		struct rgroup_info info = { .sz = sizeof(info) };
+
+		if (rgroup_info(ids[i], &info) == 0 && !info.name[0])
+			bad++;
+	}
+	return bad;
+}
+
+/* Rule 8 while groups are being made: twenty moves between A and B, a
+ * thread making rgroups all along. Afterwards the creating thread is in
+ * its own group in the last system group, every group is named, nothing
+ * is in the other system group, and nothing anywhere once it ends. */
+static void rule8_moves_under_creation(void)
+{
+	struct creator c = { 0 };
+	pthread_t ct;
+	rgroup_id_t g = 0;
+	const char *last = sga, *other = sgb;
+	char where[2 * PATH_MAX + 128] = "", da[PATH_MAX], db[PATH_MAX];
+	int in_place = 0, unnamed = 0, left_other = -1, moves = 0;
+
+	rgt_cg_dir(sga, da, sizeof(da));
+	rgt_cg_dir(sgb, db, sizeof(db));
+	CHECK(rgt_sg_move(sga) == 0, "start in A");
+	CHECK(rgroup_thread_create(&ct, NULL, RGROUP_NEW, creator_main, &c) == 0, "the creating thread");
+	while (!__atomic_load_n(&c.tid, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.001);
+	CHECK(rgroup_of(c.tid, &g) == 0 && g != 0, "the creating thread has its group");
+	for (int i = 0; i < 20; i++) {
+		last = i % 2 ? sga : sgb;
+		other = i % 2 ? sgb : sga;
+		moves += rgt_sg_move(last) == 0;
+		/* Some moves come before the keeper's next look, some after. */
+		rgt_sleep(0.03 + 0.12 * (i % 4));
+	}
+	CHECK(moves == 20, "the administrator moved the process 20 times (%d)", moves);
+	/* Rule 8: rebuilt within a second; the creations go on. */
+	for (double t0 = rgt_now(); rgt_now() - t0 < 2.0; rgt_sleep(0.01)) {
+		in_place = rgt_kernel_agrees(last, c.tid, g, where, sizeof(where));
+		left_other = rgroup_dirs_in(other);
+		unnamed = groups_unnamed();
+		if (in_place && left_other == 0 && unnamed == 0)
+			break;
+	}
+	CHECK(in_place, "the creating thread is in its group in the last system group: %s", where);
+	CHECK(unnamed == 0, "every group is named (%d are not)", unnamed);
+	CHECK(left_other == 0, "nothing in the other system group (%d)", left_other);
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ct, NULL);
+	fprintf(stderr, "  %lu groups made under 20 moves, %lu creations failed (last: %s)\n",
+		c.made, c.failed, c.failed ? strerror(c.err) : "none");
+	CHECK(c.made > 0, "groups were made during the moves");
+	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed (%d listed)", rgroup_list(NULL, 0));
+	int na = rgroup_dirs_in(sga), nb = rgroup_dirs_in(sgb);
+	CHECK(na == 0 && nb == 0, "nothing left anywhere (A %d, B %d)", na, nb);
+	/* What a failure left is the test's to remove. */
+	if (na || nb)
+		fprintf(stderr, "  removed %d left directories\n", remove_left(da) + remove_left(db));
+}
+
 static const struct rgt_case cases[] = {
 	{ "rule8_migration", rule8_migration },
+	{ "rule8_plain_thread_from_birth", rule8_plain_thread_from_birth },
+	{ "rule8_moves_under_creation", rule8_moves_under_creation },
 };
 
 int main(int argc, char **argv)

@@ -83,38 +83,173 @@ static void rule1_creation(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed after the threads exit");
 }
 
+/* A thread made with plain pthread_create(): where it finds itself. */
+struct plain_kid { pid_t tid; int r; rgroup_id_t self; };
+
+static void *plain_kid_main(void *p)
+{
+	struct plain_kid *k = p;
+
+	k->r = rgroup_of(0, &k->self);
+	__atomic_store_n(&k->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	rgt_sleep(0.3);
+	return NULL;
+}
+
 static void *plain_creator(void *p)
 {
+	struct plain_kid *k = p;
 	pthread_t t;
-	pid_t *tids = p;
 
-	tids[0] = rgt_gettid();
-	pthread_create(&t, NULL, plain_main, &tids[1]);
-	rgt_sleep(0.1);
+	k[0].tid = rgt_gettid();
+	k[0].r = rgroup_of(0, &k[0].self);
+	k[1].r = pthread_create(&t, NULL, plain_kid_main, &k[1]);
+	if (k[1].r) {
+		__atomic_store_n(&k[1].tid, -1, __ATOMIC_RELEASE);
+		return NULL;
+	}
 	pthread_join(t, NULL);
 	return NULL;
 }
 
-/* Rule 1 with plain pthread_create inside an rgroup: the kernel keeps the
- * new thread in the group and the library finds it there. */
+/* Rule 1 with plain pthread_create inside an rgroup: the new thread is
+ * born in its creator's group, on every backend (the shared library's
+ * pthread_create); the library knows it from birth, the thread itself
+ * (rgroup_of(0)) as well as the others. */
 static void rule1_plain_thread_joins(void)
 {
+	struct plain_kid k[2] = { { 0 }, { 0 } };
 	pthread_t t;
-	pid_t tids[2] = { 0, 0 };
 
-	if (!rgt_kernel()) {
-		/* Documented limit: without a kernel view the governor knows
-		 * only threads made by rgroup_thread_create(). */
-		fprintf(stderr, "  governor: plain pthread_create threads are not seen; not applicable\n");
-		return;
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_creator, k) == 0, "create");
+	while (!__atomic_load_n(&k[1].tid, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.001);
+	CHECK(k[1].tid > 0, "pthread_create inside the rgroup: %d", k[1].r);
+	if (k[1].tid > 0) {
+		rgroup_id_t a = group_of(k[0].tid), b = group_of(k[1].tid);
+		CHECK(a != 0 && a == b, "plain thread in its creator's rgroup (%llu vs %llu)",
+		      (unsigned long long)b, (unsigned long long)a);
+		CHECK(k[1].r == 0 && k[1].self == a, "rgroup_of(0) in the plain thread: %d, %llu (want %llu)",
+		      k[1].r, (unsigned long long)k[1].self, (unsigned long long)a);
+		struct rgroup_info in;
+		info_of(a, &in);
+		CHECK(in.nthreads == 2, "the group counts both threads as members (%u)", in.nthreads);
+		check_kernel_place(k[1].tid, a);
 	}
-	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_creator, tids) == 0, "create");
-	rgt_sleep(0.05);
-	rgroup_id_t a = group_of(tids[0]), b = group_of(tids[1]);
-	CHECK(a != 0 && a == b, "plain thread in its creator's rgroup (%llu vs %llu)",
-	      (unsigned long long)b, (unsigned long long)a);
 	pthread_join(t, NULL);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+}
+
+/* pthread_create()'s contract, inside an rgroup and out: attr honoured,
+ * detached threads, pthread_exit and cancellation, errors. */
+enum { CK_RETURN, CK_EXIT, CK_CANCEL };
+struct ck {
+	int mode, r, detached, done;
+	size_t stack;
+	rgroup_id_t self;
+};
+
+static void *ck_main(void *p)
+{
+	struct ck *c = p;
+	pthread_attr_t a;
+
+	c->r = rgroup_of(0, &c->self);
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		pthread_attr_getdetachstate(&a, &c->detached);
+		pthread_attr_getstacksize(&a, &c->stack);
+		pthread_attr_destroy(&a);
+	}
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	if (c->mode == CK_EXIT)
+		pthread_exit((void *)42);
+	if (c->mode == CK_CANCEL)
+		for (;;)
+			pause();
+	return (void *)7;
+}
+
+struct ck_result {
+	rgroup_id_t creator;
+	struct ck det, ex, can;
+	int rc[4], det_ok;
+	void *ret_ex, *ret_can;
+};
+
+static void ck_run(struct ck_result *res)
+{
+	pthread_attr_t big, det;
+	pthread_t t;
+
+	rgroup_of(0, &res->creator);
+	/* Detached, with a stack of its own size. */
+	pthread_attr_init(&det);
+	pthread_attr_setdetachstate(&det, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&det, 1 << 20);
+	res->rc[0] = pthread_create(&t, &det, ck_main, &res->det);
+	pthread_attr_destroy(&det);
+	while (res->rc[0] == 0 && !__atomic_load_n(&res->det.done, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.001);
+	/* pthread_exit() */
+	res->ex.mode = CK_EXIT;
+	res->rc[1] = pthread_create(&t, NULL, ck_main, &res->ex);
+	if (res->rc[1] == 0)
+		pthread_join(t, &res->ret_ex);
+	/* Cancelled while it waits. */
+	res->can.mode = CK_CANCEL;
+	res->rc[2] = pthread_create(&t, NULL, ck_main, &res->can);
+	if (res->rc[2] == 0) {
+		while (!__atomic_load_n(&res->can.done, __ATOMIC_ACQUIRE))
+			rgt_sleep(0.001);
+		pthread_cancel(t);
+		pthread_join(t, &res->ret_can);
+	}
+	/* A stack no machine can map: the C library's error. */
+	pthread_attr_init(&big);
+	pthread_attr_setstacksize(&big, (size_t)1 << 46);
+	res->rc[3] = pthread_create(&t, &big, ck_main, &(struct ck){ 0 });
+	pthread_attr_destroy(&big);
+}
+
+static void *ck_creator(void *p)
+{
+	ck_run(p);
+	return NULL;
+}
+
+static void ck_check(const char *where, const struct ck_result *res, int plain_err)
+{
+	CHECK(res->rc[0] == 0 && res->rc[1] == 0 && res->rc[2] == 0, "%s: created: %d %d %d", where,
+	      res->rc[0], res->rc[1], res->rc[2]);
+	CHECK(res->det.r == 0 && res->det.self == res->creator, "%s: the detached thread is in its creator's group (%llu, %llu)",
+	      where, (unsigned long long)res->det.self, (unsigned long long)res->creator);
+	CHECK(res->det.detached == PTHREAD_CREATE_DETACHED && res->det.stack >= (1u << 20) &&
+	      res->det.stack < (4u << 20), "%s: attr honoured (detached %d, stack %zu)", where,
+	      res->det.detached, res->det.stack);
+	CHECK(res->ex.self == res->creator && res->ret_ex == (void *)42,
+	      "%s: pthread_exit: group %llu, value %p", where, (unsigned long long)res->ex.self, res->ret_ex);
+	CHECK(res->can.self == res->creator && res->ret_can == PTHREAD_CANCELED,
+	      "%s: cancelled: group %llu, value %p", where, (unsigned long long)res->can.self, res->ret_can);
+	CHECK(res->rc[3] == plain_err, "%s: an unmappable stack: %d, as libc's from a plain thread (%d)",
+	      where, res->rc[3], plain_err);
+}
+
+static void rule1_plain_thread_contract(void)
+{
+	struct ck_result out = { 0 }, in = { 0 };
+	pthread_t t;
+
+	/* From the main thread, in no rgroup (while the process has none,
+	 * and then while it has one). */
+	ck_run(&out);
+	CHECK(out.creator == 0, "the main thread is in no rgroup");
+	ck_check("in no rgroup", &out, out.rc[3]);
+	CHECK(out.rc[3] != 0, "an unmappable stack fails (%d)", out.rc[3]);
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, ck_creator, &in) == 0, "create");
+	pthread_join(t, NULL);
+	CHECK(in.creator != 0, "the creator is in an rgroup");
+	ck_check("inside an rgroup", &in, out.rc[3]);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed after the threads ended");
 }
 
 /* Rule 2: membership is forever — creating children and changing
@@ -155,7 +290,7 @@ static double time_until_gone(const char *dir, double timeout)
 }
 
 /* Rule 3: an rgroup disappears when its last thread exits and it has no
- * child rgroups: within 0.5 s (issue 2), nothing left behind. */
+ * child rgroups: within 0.5 s, nothing left behind. */
 static void rule3_auto_destroy(void)
 {
 	struct rgt_worker kid = { .new_group = 1 };
@@ -560,7 +695,6 @@ static void *spawner(void *p)
 	if (n <= 0)
 		return NULL;
 	self[n] = '\0';
-#ifndef RGT_STATIC_LINK
 	if (pipe(pfd) == 0) {
 		char fdarg[16];
 		pid_t pid;
@@ -574,7 +708,6 @@ static void *spawner(void *p)
 		if (res->rc[0] == 0)
 			waitpid(pid, NULL, 0);
 	}
-#endif
 	if (pipe(pfd) == 0) {
 		snprintf(cmd, sizeof(cmd), "%s --print-cgroup %d", self, pfd[1]);
 		res->rc[1] = system(cmd);
@@ -610,13 +743,6 @@ static void rule7_spawn(void)
 	CHECK(ran != NULL, "the spawning thread ran");
 	snprintf(want, sizeof(want), "cgroup %s\n", sg);
 	for (int i = 0; i < 3; i++) {
-#ifdef RGT_STATIC_LINK
-		if (i == 0) {
-			/* A static link keeps libc's posix_spawn (rgroup(7)). */
-			fprintf(stderr, "  static link: posix_spawn is libc's, not checked\n");
-			continue;
-		}
-#endif
 		CHECK(res->rc[i] == 0, "%s returned %#x", what[i], res->rc[i]);
 		CHECK(!rgt_kernel() || strstr(res->out[i], want) != NULL,
 		      "%s: the child starts in the sgroup: got '%s', want '%s'", what[i], res->out[i], want);
@@ -776,14 +902,65 @@ static void depth_limit(void)
 	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
 }
 
+/*
+ * The kernel is the truth where it has PRIO_RGRP: a raw setpriority()
+ * system call, which any code in the process may make, is what
+ * rgroup_getpriority() and rgroup_info() then say, and a later
+ * rgroup_setpriority() back to the old value is not skipped as "no
+ * change". Elsewhere the raw call fails (EINVAL: no such `which`) and
+ * changes nothing.
+ */
+static void *raw_prio_thread(void *p)
+{
+	int *res = p;
+	id_t me = (id_t)rgt_gettid();
+
+	errno = 0;
+	res[0] = setpriority(3 /* PRIO_RGRP */, me, 7);
+	res[1] = errno;
+	res[2] = rgroup_getpriority(PRIO_RGRP, me);
+	struct rgroup_info ri = { .sz = sizeof(ri) };
+	rgroup_id_t id = 0;
+	res[3] = rgroup_of(0, &id) == 0 && rgroup_info(id, &ri) == 0 ? ri.nice : -100;
+	res[4] = rgroup_setpriority(PRIO_RGRP, me, 2);
+	errno = 0;
+	res[5] = getpriority(3 /* PRIO_RGRP */, me);
+	res[6] = errno;
+	return NULL;
+}
+
+static void kernel_is_truth(void)
+{
+	int res[7] = { 0 };
+	pthread_t t;
+	int native = !strcmp(rgroup_backend(), "native");
+
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, raw_prio_thread, res) == 0, "create");
+	pthread_join(t, NULL);
+	if (native) {
+		CHECK(res[0] == 0, "raw setpriority(PRIO_RGRP, 7): %s", strerror(res[1]));
+		CHECK(res[2] == 7 && res[3] == 7, "the library reads the kernel's 7: getpriority %d, "
+		      "rgroup_info %d", res[2], res[3]);
+		CHECK(res[4] == 0 && res[5] == 2, "rgroup_setpriority(2) reaches the kernel: %d, kernel %d",
+		      res[4], res[5]);
+	} else {
+		CHECK(res[0] == -1 && res[1] == EINVAL, "no PRIO_RGRP in this kernel: %d, %s", res[0],
+		      strerror(res[1]));
+		CHECK(res[2] == 0 && res[3] == 0, "nothing changed, still nice 0: %d, %d", res[2], res[3]);
+		CHECK(res[4] == 0, "rgroup_setpriority works: %d", res[4]);
+	}
+}
+
 static const struct rgt_case cases[] = {
 	{ "rule1_creation", rule1_creation },
 	{ "rule1_plain_thread_joins", rule1_plain_thread_joins },
+	{ "rule1_plain_thread_contract", rule1_plain_thread_contract },
 	{ "rule2_membership_forever", rule2_membership_forever },
 	{ "rule3_auto_destroy", rule3_auto_destroy },
 	{ "rule3_process_end", rule3_process_end },
 	{ "rule5_prio_rgrp", rule5_prio_rgrp },
 	{ "rule6_permission", rule6_permission },
+	{ "kernel_is_truth", kernel_is_truth },
 	{ "rule7_fork", rule7_fork },
 	{ "rule7_exec", rule7_exec },
 	{ "rule7_spawn", rule7_spawn },

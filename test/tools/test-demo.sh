@@ -48,12 +48,14 @@ made_group() {
 	sed -n 's/^system group: made \([^ ]*\) .*/\1/p' "$1"
 }
 
-# run BACKEND: one whole run with --plot; checks its tables.
+# run BACKEND: one whole run with --plot; checks its tables. 4 s per
+# scenario, the demo's default: a split over both CPUs needs it when
+# another test runs beside this one.
 run() {
 	backend=$1
 	out=$work/$backend.out
 	echo "# demo on $backend" >&2
-	RGROUP_BACKEND=$backend "$RGROUP" demo --seconds 2 --plot "$work/$backend.png" \
+	RGROUP_BACKEND=$backend "$RGROUP" demo --seconds 4 --plot "$work/$backend.png" \
 		>"$out" 2>"$work/$backend.err"
 	rc=$?
 	cat "$out" "$work/$backend.err" >&2

@@ -13,7 +13,9 @@
 #                 keeps running; when the process exits, top exits 0
 #   bad input     not a number, no such PID, a PID without rgroups,
 #                 another user's process: exit 1 and one line on stderr;
-#                 no PID: exit 2
+#                 top without a PID: exit 2
+#   tree (no PID) lists the helper with its backend and 3 groups, not a
+#                 process without rgroups
 #   state file    (governor) mode 0600, gone when the process has exited,
 #                 also when it exits with rgroup threads running (busy-exit);
 #                 stale files (a dead pid; a live pid with another start
@@ -272,12 +274,13 @@ for cmd in tree top; do
 	bad 1 $cmd 12x
 	bad 1 $cmd 2147483647
 	bad 1 $cmd "$plainpid"
-	bad 2 $cmd
 	bad 2 $cmd "$pid" extra
 done
+bad 2 top
 bad 2 top -d 0 "$pid"
 bad 2 top -s bogus "$pid"
 bad 2 tree --bogus "$pid"
+"$RGROUP" tree 2>/dev/null | grep -q "^ *$plainpid " && fail "tree (no PID) lists $plainpid, which has no rgroup"
 kill "$plainpid"; wait "$plainpid" 2>/dev/null
 if command -v setpriv >/dev/null 2>&1 && [ -x "$RGROUP" ] &&
    setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
@@ -294,6 +297,26 @@ else
 	echo "  skip: another user's process (setpriv cannot switch to uid 65534 here)" >&2
 fi
 [ "$fails" = "$before" ] && ok "bad input"
+
+# ---- tree without a PID: the processes that use rgroups ------------------------
+echo "# tree (no PID)" >&2
+before=$fails
+if "$RGROUP" tree >"$work/list.txt" 2>"$work/list.err"; then
+	awk -v p="$pid" -v b="$backend" '$1 == p && $3 == b && $4 == 3 { f = 1 } END { exit !f }' \
+		"$work/list.txt" || fail "tree lists no line '$pid ... $backend 3 ...': $(cat "$work/list.txt")"
+else
+	fail "tree (no PID): exit $?: $(cat "$work/list.err")"
+fi
+if "$RGROUP" tree --json >"$work/list.json" 2>"$work/list.err"; then
+	grep -qF "{\"pid\":$pid,\"comm\":" "$work/list.json" || fail "tree --json lists no $pid"
+	if command -v jq >/dev/null 2>&1; then
+		jq -e --argjson p "$pid" '.processes | map(select(.pid == $p and .groups == 3)) | length == 1' \
+			"$work/list.json" >/dev/null || fail "tree --json (no PID): not valid, or $pid not with 3 groups"
+	fi
+else
+	fail "tree --json (no PID): exit $?: $(cat "$work/list.err")"
+fi
+[ "$fails" = "$before" ] && ok "tree (no PID)"
 
 [ "$backend" = governor ] && check_state_files
 

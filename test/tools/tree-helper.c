@@ -109,7 +109,7 @@ static int all_threads(void)
 	return n;
 }
 
-/* The governor's state file name for this process (src/governor-state.h). */
+/* The governor's state file name for this process (src/governor/governor-state.h). */
 static void state_fact(FILE *f)
 {
 	char name[64];

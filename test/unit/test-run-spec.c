@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-run-spec.c - the rules of `rgroup run` (src/run-spec.c): the
+ * test-run-spec.c - the rules of `rgroup run` (src/run/run-spec.c): the
  * syntax a person types, every error a person can make (with the words
  * of its message), matching real programs' thread names, the
  * inheritance check, and the round trip through the environment.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,17 +288,22 @@ static void test_text_and_roundtrip(void **state)
 		"bg/compaction=rocksdb:low*, compact*  :nice=10,cpus=1,max=50%\n"
 		"bg:cpus=0-1,max=150%\n"
 		"odd=a\\,b,c\\:d,e\\*f,sp\\ ,x[,:],[[:digit:]][]:]\n"
-		"bg/flush=rocksdb:high:max=12500/100000\r\n";
+		"bg/flush=rocksdb:high:max=12500/100000\r\n"
+		"gc=GC Thread#*, worker \\#*:nice=5   # a comment after a rule\n";
 	char err[256], text[4096], again[4096];
 	int n;
 
 	rgroup__run_init(&R);
 	assert_int_equal(rgroup__run_add_text(&R, file, "db.conf", err, sizeof(err)), 0);
 	assert_int_equal(rgroup__run_check(&R, err, sizeof(err)), 0);
-	assert_int_equal(R.nrules, 5);
+	assert_int_equal(R.nrules, 6);
 	/* A blank before ':' or after ',' belongs to the pattern. */
 	assert_string_equal(R.patterns[1].glob, "rocksdb:low*");
 	assert_string_equal(R.patterns[2].glob, " compact*  ");
+	/* '#' after a blank starts a comment, unless escaped */
+	assert_string_equal(R.patterns[R.npatterns - 2].glob, "GC Thread#*");
+	assert_int_equal(fnmatch(R.patterns[R.npatterns - 1].glob, " worker #1", 0), 0);
+	assert_int_equal(R.groups[R.ngroups - 1].nice, 5);
 	n = rgroup__run_format(&R, text, sizeof(text));
 	assert_true(n > 0);
 	rgroup__run_init(&back);
@@ -342,6 +348,33 @@ static void test_cpus_format(void **state)
 	assert_int_equal(rgroup__run_format_cpus(&s, out, 3), -ENAMETOOLONG);
 }
 
+/* The names file's name: the exact form the preload writes, nothing else. */
+static void test_names_name(void **state)
+{
+	static const char *const bad[] = {
+		"rgroup-12-34.state", "rgroup-12-34.names.x", "rgroup-012-34.names",
+		"rgroup--12-34.names", "rgroup-+12-34.names", "rgroup-12-34.names ", "rgroup-12.names",
+		"rgroup-0-34.names", "rgroup-12-034.names", "xrgroup-12-34.names", "rgroup-12-34",
+	};
+	char out[64];
+	pid_t pid;
+	uint64_t start;
+	int tmp;
+
+	assert_int_equal(rgroup__run_names_name(out, sizeof(out), 12, 34, 0), 0);
+	assert_string_equal(out, "rgroup-12-34.names");
+	assert_int_equal(rgroup__run_parse_names_name(out, &pid, &start, &tmp), 0);
+	assert_true(pid == 12 && start == 34 && !tmp);
+	assert_int_equal(rgroup__run_names_name(out, sizeof(out), 12, 34, 1), 0);
+	assert_string_equal(out, "rgroup-12-34.names.tmp");
+	assert_int_equal(rgroup__run_parse_names_name(out, &pid, &start, &tmp), 0);
+	assert_true(tmp);
+	assert_int_equal(rgroup__run_names_name(out, 10, 12, 34, 0), -ENAMETOOLONG);
+	assert_int_equal(rgroup__run_names_name(out, sizeof(out), 0, 34, 0), -EINVAL);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(rgroup__run_parse_names_name(bad[i], &pid, &start, &tmp), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_text_and_roundtrip),
 		cmocka_unit_test(test_cpus_format),
+		cmocka_unit_test(test_names_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 # usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
 #                     [--user UID[:GID] --runas RUNAS] [--file FILE ...]
 #                     [--dynamic FILE ...] [--smp N] [--keep] [--shell]
+#                     [--systemd [--unit FILE] [--unit-prop KEY=VALUE ...]]
+#                     [--container rw|ro]
 #                     PROGRAM [ARGS...]
 #
 #   --kernel   a kernel image, or a cache directory: when it holds no kernel
@@ -25,6 +27,25 @@
 #              the shared libraries and dynamic loader it needs (ldd) at
 #              theirs (repeatable): for dynamically linked programs that
 #              PROGRAM runs (rgroup run's tests).
+#   --systemd  boot the host's systemd as PID 1 instead of the busybox init
+#              below, and run PROGRAM as the service rgroup-vm.service
+#              (DefaultDependencies=no, its output on the console, the
+#              --env variables in its environment), which powers the VM
+#              off when it ends; systemd sets up cgroup2 itself, as on a
+#              real machine. Not with --user or --shell.
+#   --unit     with --systemd: the service's unit file is FILE (an example
+#              unit under test); a drop-in replaces its ExecStart= with
+#              PROGRAM and adds what the VM needs, the rest stays as FILE
+#              says.
+#   --unit-prop a line KEY=VALUE for the service's [Service] section
+#              (repeatable), e.g. Delegate=yes.
+#   --container run PROGRAM as a container runtime with cgroup v2 runs a
+#              container's process: in the delegated group sg-test (cpu
+#              enabled for it by its parent), in a cgroup namespace of its
+#              own (util-linux unshare --cgroup --mount) with cgroupfs
+#              mounted again on /sys/fs/cgroup, its root at sg-test;
+#              read-write (rw) or read-only (ro), as runtimes mount it
+#              for unprivileged containers. Not with --user or --systemd.
 #   --smp      vCPUs (default 2, or RGROUP_VM_SMP).
 #   --keep     keep the temp dir (initramfs, init, console log); also
 #              RGROUP_VM_KEEP=1.
@@ -33,6 +54,9 @@
 #              'exit' or Ctrl-A x); also RGROUP_VM_SHELL=1.
 #
 # Other knobs: RGROUP_VM_ACCEL=kvm|tcg forces the accelerator,
+# RGROUP_VM_ICOUNT=SHIFT runs TCG with qemu's -icount shift=SHIFT (one
+# instruction is 2^SHIFT ns of the guest's clocks, whatever the host's
+# load: for cost measurements; one TCG thread),
 # RGROUP_VM_APPEND adds kernel command line arguments, RGROUP_VM_MEM
 # overrides -m 512, RGROUP_VM_BUSYBOX names a
 # static busybox other than /bin/busybox.
@@ -77,11 +101,13 @@ usage() {
 shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM_KEEP:-} shell=${RGROUP_VM_SHELL:-}
+systemd='' sd='' container='' unit_file=''
 [ "$keep" = 0 ] && keep=
 [ "$shell" = 0 ] && shell=
 envs=()
 files=()
 dynamic=()
+unit_props=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=${2?}; shift 2 ;;
@@ -92,6 +118,10 @@ while [ $# -gt 0 ]; do
 	--file) files+=("${2?}"); shift 2 ;;
 	--dynamic) dynamic+=("${2?}"); shift 2 ;;
 	--smp) smp=${2?}; shift 2 ;;
+	--systemd) systemd=1; shift ;;
+	--unit-prop) unit_props+=("${2?}"); shift 2 ;;
+	--unit) unit_file=${2?}; shift 2 ;;
+	--container) container=${2?}; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--shell) shell=1; shift ;;
 	--) shift; break ;;
@@ -108,6 +138,28 @@ case $smp in '' | 0 | *[!0-9]*) die "--smp wants a number of vCPUs, got '$smp'" 
 for kv in "${envs[@]+"${envs[@]}"}"; do
 	[[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V, got '$kv'"
 done
+# A test program that hangs says where, before the VM's timeout kills it
+# silently: the harness's watchdog (test/lib/check.c), 20 s earlier.
+if [ "$timeout_s" -gt 60 ] && [[ " ${envs[*]+"${envs[*]}"} " != *" RGROUP_TEST_WATCHDOG="* ]]; then
+	envs+=("RGROUP_TEST_WATCHDOG=$((timeout_s - 20))")
+fi
+for kv in "${unit_props[@]+"${unit_props[@]}"}"; do
+	[[ $kv =~ ^[A-Za-z][A-Za-z0-9]*=.*$ && $kv != *$'\n'* ]] || die "--unit-prop wants KEY=VALUE on one line, got '$kv'"
+done
+if [ -n "$systemd" ]; then
+	[ -z "$user" ] || die "--systemd runs PROGRAM as a service as root; --user is not for it"
+	[ -z "$shell" ] || die "--systemd has no shell after PROGRAM"
+	[ -z "$unit_file" ] || [ -f "$unit_file" ] || die "unit file '$unit_file' does not exist"
+elif [ ${#unit_props[@]} -gt 0 ] || [ -n "$unit_file" ]; then
+	die "--unit and --unit-prop are for --systemd"
+fi
+case $container in
+'' | rw | ro) ;;
+*) die "--container wants rw or ro (how cgroupfs is mounted in it), got '$container'" ;;
+esac
+if [ -n "$container" ]; then
+	[ -z "$user$systemd" ] || die "--container is not for --user or --systemd"
+fi
 if [ -n "${RGROUP_TEST_STRICT+set}" ]; then
 	envs+=("RGROUP_TEST_STRICT=$RGROUP_TEST_STRICT")
 fi
@@ -160,6 +212,22 @@ for f in "${dynamic[@]+"${dynamic[@]}"}"; do
 done
 if [ ${#dynamic[@]} -gt 0 ]; then
 	command -v ldd >/dev/null || skip "ldd not found (libc-bin), needed for --dynamic"
+fi
+if [ -n "$systemd" ]; then
+	for f in /lib/systemd/systemd /usr/lib/systemd/systemd; do
+		[ -x "$f" ] && { sd=$f; break; }
+	done
+	[ -n "$sd" ] || skip "no systemd to boot (apt-get install systemd)"
+	command -v ldd >/dev/null || skip "ldd not found (libc-bin), needed for --systemd"
+	dynamic+=("$sd")
+fi
+unshare_bin=
+if [ -n "$container" ]; then
+	if ! unshare_bin=$(command -v unshare) || ! "$unshare_bin" --help 2>&1 | grep -q -- '--cgroup'; then
+		skip "no unshare with --cgroup (util-linux), needed for --container"
+	fi
+	command -v ldd >/dev/null || skip "ldd not found (libc-bin), needed for --container"
+	dynamic+=("$unshare_bin")
 fi
 if [ -n "$user" ]; then
 	{ [ -f "$runas" ] && [ -x "$runas" ]; } || die "runas helper '$runas' is not an executable file"
@@ -225,6 +293,73 @@ guest_cmd=$(shq "/test/$pname")
 guest_args=
 for a in "$@"; do guest_args+=" $(shq "$a")"; done
 
+# systemd's quoting of one word of a command line: in double quotes, with
+# \ and " escaped and $ (variables) and % (specifiers) doubled. A value
+# of Environment= expands no variables: only % is doubled there (sdqv).
+sdq() { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g; s/\$/$$/g; s/%/%%/g')"; }
+sdqv() { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g; s/%/%%/g')"; }
+
+# --systemd: the busybox init only puts busybox's applets in place and
+# becomes systemd, which mounts /proc, /sys, /dev, /run and cgroup2 and
+# starts default.target: PROGRAM's service, a unit (generated, or --unit's)
+# and a drop-in that runs PROGRAM in it. The service reports PROGRAM's
+# exit status (systemd's $EXIT_STATUS, as root: "+", whatever User= the
+# service has) and powers the VM off.
+write_systemd() {
+	local u=$root/etc/systemd/system kv a
+	mkdir -p "$u" "$root/run" "$root/var/tmp" || die "cannot populate $root/etc"
+	: >"$root/etc/machine-id"
+	printf 'NAME="rgroup VM test"\nID=rgroup-vm\n' >"$root/etc/os-release"
+	# uid 1000 for services with User=1000, as on the other VM tests.
+	printf 'root:x:0:0:root:/tmp:/bin/sh\nrgtest:x:1000:1000::/tmp:/bin/sh\n' >"$root/etc/passwd"
+	printf 'root:x:0:\nrgtest:x:1000:\n' >"$root/etc/group"
+	cat >"$u/default.target" <<EOF
+[Unit]
+Description=rgroup VM test
+Wants=rgroup-vm.service
+EOF
+	if [ -n "$unit_file" ]; then
+		cp "$unit_file" "$u/rgroup-vm.service" || die "cannot copy $unit_file"
+	else
+		printf '[Unit]\nDescription=rgroup VM test: %s\n\n[Service]\nType=exec\n' "$pname" \
+			>"$u/rgroup-vm.service"
+	fi
+	mkdir -p "$u/rgroup-vm.service.d" || die "cannot populate $u"
+	{
+		cat <<EOF
+[Unit]
+DefaultDependencies=no
+SuccessAction=poweroff-immediate
+FailureAction=poweroff-immediate
+
+[Service]
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/console
+ExecStopPost=+/bin/sh -c 'echo "RGROUP-VM-EXIT \$\$EXIT_STATUS" >/dev/console'
+ExecStart=
+EOF
+		printf 'ExecStart=%s' "$(sdq "/test/$pname")"
+		for a in "$@"; do printf ' %s' "$(sdq "$a")"; done
+		printf '\n'
+		for kv in "${envs[@]+"${envs[@]}"}"; do
+			printf 'Environment=%s\n' "$(sdqv "$kv")"
+		done
+		for kv in "${unit_props[@]+"${unit_props[@]}"}"; do
+			printf '%s\n' "$kv"
+		done
+	} >"$u/rgroup-vm.service.d/vm.conf"
+	cat >"$root/init" <<EOF
+#!/bin/busybox sh
+# Generated by run-in-vm.sh --systemd: become systemd (PID 1).
+/bin/busybox --install -s /bin
+exec $sd
+EOF
+}
+
+if [ -n "$systemd" ]; then
+	write_systemd "$@"
+else
 {
 	cat <<'EOF'
 #!/bin/busybox sh
@@ -248,7 +383,19 @@ EOF
 	for kv in "${envs[@]+"${envs[@]}"}"; do
 		echo "export ${kv%%=*}=$(shq "${kv#*=}")"
 	done
-	if [ -z "$user" ]; then
+	if [ -n "$container" ]; then
+		# The runtime's side: the container's group is sg-test, which the
+		# root enables cpu for; its processes (here init too, as a
+		# container's own init would be) live there. The container's side:
+		# a cgroup namespace rooted at sg-test and cgroupfs mounted anew (in
+		# place of the host's, as on a runtime's fresh /sys: the same
+		# superblock cannot be mounted on itself).
+		cat <<EOF
+echo \$\$ >\$cg/sg-test/cgroup.procs || echo "init: cannot move into \$cg/sg-test"
+$unshare_bin --cgroup --mount --propagation private /bin/sh -c 'umount /sys/fs/cgroup && mount -t cgroup2 -o nosuid,nodev,noexec,$container cgroup2 /sys/fs/cgroup || { echo "init: cannot mount cgroup2 in the container"; exit 125; }; exec "\$@"' sh $guest_cmd$guest_args
+rc=\$?
+EOF
+	elif [ -z "$user" ]; then
 		cat <<EOF
 echo \$\$ >\$cg/sg-test/cgroup.procs || echo "init: cannot move into \$cg/sg-test"
 $guest_cmd$guest_args
@@ -279,6 +426,7 @@ EOF
 	fi
 	echo 'poweroff -f'
 } >"$root/init"
+fi
 chmod 0755 "$root/init"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet | gzip -1) >"$tmp/initramfs.gz" ||
@@ -288,11 +436,16 @@ chmod 0755 "$root/init"
 
 qargs=(-m "${RGROUP_VM_MEM:-512}" -smp "$smp" -accel "$accel"
 	-no-reboot -nographic -kernel "$vmlinuz" -initrd "$tmp/initramfs.gz"
-	-append "console=ttyS0 quiet panic=-1 ${RGROUP_VM_APPEND:-}")
+	-append "console=ttyS0 quiet panic=-1 ${systemd:+systemd.show_status=error }${RGROUP_VM_APPEND:-}")
 # qboot (qemu-system-data) boots faster than SeaBIOS and prints nothing.
 [ -f /usr/share/qemu/qboot.rom ] && qargs+=(-bios /usr/share/qemu/qboot.rom)
+if [ -n "${RGROUP_VM_ICOUNT:-}" ]; then
+	case $RGROUP_VM_ICOUNT in *[!0-9]*) die "RGROUP_VM_ICOUNT wants a shift (0-10), got '$RGROUP_VM_ICOUNT'" ;; esac
+	[ "${accel%%,*}" = tcg ] || die "RGROUP_VM_ICOUNT needs TCG (RGROUP_VM_ACCEL=tcg), not $accel"
+	qargs+=(-icount "shift=$RGROUP_VM_ICOUNT")
+fi
 
-echo "$me: booting $(basename "$vmlinuz") ($accel) with $pname${user:+ as uid $user}" >&2
+echo "$me: booting $(basename "$vmlinuz") ($accel) with $pname${user:+ as uid $user}${systemd:+ as a service of $sd}${container:+ in a container (cgroupfs $container)}" >&2
 start=$(date +%s)
 if [ -n "$shell" ]; then
 	# Interactive: the console is the terminal (Ctrl-A x quits qemu).

@@ -208,11 +208,12 @@ static void tree_text(void)
 	fprintf(stderr, "%s", out);
 }
 
-/* Bad input: no PID (2), not a number, no such process, a process
- * without rgroups (1, one line on stderr each). */
+/* Bad input: not a number, no such process, a process without rgroups
+ * (1, one line on stderr each). No PID: the list of processes that use
+ * rgroups (0), the helper in it. */
 static void tree_errors(void)
 {
-	char out[4096], self[16], gone[16];
+	char out[4096], self[16], gone[16], line[32];
 	int st;
 	pid_t dead = fork();
 
@@ -221,7 +222,9 @@ static void tree_errors(void)
 	waitpid(dead, &st, 0);
 	snprintf(gone, sizeof(gone), "%d", (int)dead);
 	snprintf(self, sizeof(self), "%d", (int)getpid());
-	CHECK(run_tool(out, sizeof(out), "tree", NULL, NULL) == 2, "no PID: exit 2");
+	CHECK(run_tool(out, sizeof(out), "tree", NULL, NULL) == 0, "no PID: exit 0");
+	snprintf(line, sizeof(line), "\n%7d ", (int)hpid);
+	CHECK(strstr(out, line) != NULL, "no PID: the helper %d is listed: %s", (int)hpid, out);
 	CHECK(run_tool(out, sizeof(out), "tree", "abc", NULL) == 1, "not a number: exit 1");
 	CHECK(run_tool(out, sizeof(out), "tree", gone, NULL) == 1, "no such process: exit 1");
 	CHECK(run_tool(out, sizeof(out), "tree", self, "--json") == 1, "a process without rgroups: exit 1");

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native-uapi.h - the constants of the native kernel interface of resource
+ * groups, for programs built without the patched kernel's headers.
+ *
+ * The interface is described once, in the kernel series' documentation
+ * (the Documentation patch of kernel/patches: sched-rgroup.rst). The values
+ * below are those of the series' uapi headers; test/unit/check-uapi.py
+ * compares them with the patches, so the two cannot drift. Values never
+ * change once released.
+ */
+#ifndef RGROUP_NATIVE_UAPI_H
+#define RGROUP_NATIVE_UAPI_H
+
+/* Mainline clone3() flag this interface refers to. */
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* <linux/sched.h>: start the thread in a new rgroup (with CLONE_THREAD) */
+#ifndef CLONE_NEWRGRP
+#define CLONE_NEWRGRP 0x400000000ULL
+#endif
+
+/* <linux/resource.h>: setpriority/getpriority on a thread's rgroup */
+#ifndef PRIO_RGRP
+#define PRIO_RGRP 3
+#endif
+
+/* <linux/prctl.h> */
+#ifndef PR_RGROUP
+#define PR_RGROUP 74
+#define PR_RGROUP_SET_NEXT_NEW 1
+#define PR_RGROUP_GET_NEXT_NEW 2
+#define PR_RGROUP_ENTER 3
+#define PR_RGROUP_ENTER_NEW 1
+#endif
+
+/* The series' nesting limit is <rgroup.h>'s RGROUP_MAX_DEPTH (ENOSPC
+ * beyond); check-uapi.py compares the two. */
+
+#endif /* RGROUP_NATIVE_UAPI_H */
