@@ -675,13 +675,37 @@ int rgroup__cg_place(void *priv, struct rgroup__node *n, pid_t tid)
 				     rgroup__cg_itoa(buf, tid));
 }
 
+/* 1 if n's directory is still there, 0 if not, or a negative errno. */
+static int node_exists(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int dirfd, r = rgroup__cg_file(n, "", path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	if ((dirfd = rgroup__cg_dirfd(cg)) < 0)
+		return dirfd;
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 1;
+	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+}
+
+/*
+ * 0 once n's directory is gone (also when someone else removed it), else a
+ * negative errno and n stays as it was, to be retried. ENOENT or ENODEV from
+ * rmdir is believed only when the directory is indeed not there: the error
+ * may have come from the way to it, and a directory forgotten here would
+ * stay for the life of the process.
+ */
 int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;
 	int r = rmdir_node(cg, n);
 
-	/* ENOENT/ENODEV: the admin removed it already; it is gone either way. */
-	if (r < 0 && r != -ENOENT && r != -ENODEV)
+	if ((r == -ENOENT || r == -ENODEV) && node_exists(cg, n) != 0)
+		r = -EBUSY;
+	if (r < 0)
 		return r;
 	close_node(cg, n);
 	return 0;

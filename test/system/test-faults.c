@@ -13,6 +13,11 @@
  * tree is empty, no directory and no descriptor is left, and the next call
  * works. The loop ends at the first k whose scenario runs without reaching
  * the armed fault: every point has been tried.
+ *
+ *   every_call_fails_in_turn  the errors above in rotation
+ *   gone_is_checked           every point fails with ENODEV, then every
+ *                             point with ENOENT: the errors that could be
+ *                             read as "someone removed it already"
  */
 #include <dirent.h>
 
@@ -21,8 +26,11 @@
 
 static char sg[PATH_MAX];
 
-static const int errs[] = { EACCES, EPERM, EBUSY, ENOSPC, ENOMEM, ENODEV, EINTR, EAGAIN };
-#define NERRS (int)(sizeof(errs) / sizeof(errs[0]))
+static const int rotation[] = { EACCES, EPERM, EBUSY, ENOSPC, ENOMEM, ENODEV, EINTR, EAGAIN };
+
+/* The errors injected in the current pass, in turn. */
+static const int *errs;
+static int nerrs;
 
 struct inner {
 	int started;      /* the nested thread ran */
@@ -61,13 +69,14 @@ static void *outer_main(void *p)
 
 static int known_error(int e)
 {
-	for (int i = 0; i < NERRS; i++)
+	for (int i = 0; i < nerrs; i++)
 		if (e == errs[i])
 			return 1;
 	return 0;
 }
 
-static void every_call_fails_in_turn(void)
+/* Fail each point in turn with the errors of list; check after each. */
+static void each_point_fails(const int *list, int n)
 {
 	int fds0, k, covered = 0;
 	long fired = 0;
@@ -81,8 +90,10 @@ static void every_call_fails_in_turn(void)
 	CHECK(rgt_wait_no_groups(3.0) == 0, "warm-up groups removed");
 	fds0 = rgt_fd_steady();
 
+	errs = list;
+	nerrs = n;
 	for (k = 1; k < 200; k++) {
-		int err = errs[k % NERRS];
+		int err = errs[k % nerrs];
 		struct outer o = { 0 };
 
 		rgroup__fault_arm(k, err);
@@ -123,7 +134,7 @@ static void every_call_fails_in_turn(void)
 			break;
 	}
 	fprintf(stderr, "  %ld failure points tried (errors rotating over %d errnos); all covered: %s\n",
-		fired, NERRS, covered ? "yes" : "no");
+		fired, nerrs, covered ? "yes" : "no");
 	CHECK(covered, "the scenario still reached a fault at k=%d", k);
 	/* The cgroup backends make many cgroupfs calls; the native kernel's
 	 * points are the two groups, their births and weights. */
@@ -131,8 +142,25 @@ static void every_call_fails_in_turn(void)
 	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed at the end");
 }
 
+static void every_call_fails_in_turn(void)
+{
+	each_point_fails(rotation, (int)(sizeof(rotation) / sizeof(rotation[0])));
+}
+
+/* A removal that fails with ENODEV or ENOENT must not be taken for one
+ * that someone else made: the directory may still be there. */
+static void gone_is_checked(void)
+{
+	static const int nodev[] = { ENODEV }, noent[] = { ENOENT };
+
+	each_point_fails(nodev, 1);
+	if (!rgt_failures)
+		each_point_fails(noent, 1);
+}
+
 static const struct rgt_case cases[] = {
 	{ "every_call_fails_in_turn", every_call_fails_in_turn },
+	{ "gone_is_checked", gone_is_checked },
 };
 
 int main(int argc, char **argv)
