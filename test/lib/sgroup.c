@@ -4,6 +4,8 @@
  * the project's one locator (rgroup__cg_locate), and worker threads. See
  * sgroup.h.
  */
+#include <ftw.h>
+
 #include "sgroup.h"
 
 struct rgt_sgroup rgt_sg;
@@ -172,6 +174,21 @@ void rgt_sg_enter(char *out, size_t len)
 		rgt_skip_all("%s", why);
 }
 
+static int rmdir_below(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	if (type == FTW_DP && ftw->level > 0)
+		rmdir(path);   /* failures show as the top's EBUSY */
+	return 0;
+}
+
+/* Every directory below dir, innermost first: all of them the test's, as
+ * dir is (a group the library failed to remove must not keep dir). */
+static void remove_below(const char *dir)
+{
+	nftw(dir, rmdir_below, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int rgt_sg_leave(char *why, size_t len)
 {
 	char dir[PATH_MAX];
@@ -188,6 +205,7 @@ int rgt_sg_leave(char *why, size_t len)
 		rgt_cg_dir(rgt_sg.made[i], dir, sizeof(dir));
 		/* A child the test killed may have left groups here. */
 		rgroup_gc(dir);
+		remove_below(dir);
 		/* Exited threads leave a group a moment later: EBUSY from
 		 * rmdir means "not yet". */
 		for (int tries = 0; rmdir(dir) < 0 && errno != ENOENT; tries++) {
