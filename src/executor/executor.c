@@ -77,6 +77,10 @@
 #define RETRY_MIN_MS      10    /* a failed thread creation is retried... */
 #define RETRY_MAX_MS      1000  /* ...backing off up to this */
 #define ANCHOR_TICK_MS    1000  /* an anchor looks around at least this often */
+/* Anchors run only the library's code, never the caller's: a stack of
+ * their own, so that a pool of many groups fits under RLIMIT_AS whatever
+ * the default stack (sanitizer builds need about twice the plain depth). */
+#define ANCHOR_STACK      (256 * 1024)
 
 /* ---- Small helpers ---------------------------------------------------- */
 
@@ -356,7 +360,8 @@ struct xpool {
 	int top_level;            /* groups are top-level rgroups: rule 6 */
 	unsigned int max_workers, idle_ms;
 	void (*canceled)(void (*fn)(void *), void *arg);
-	pthread_attr_t attr;
+	pthread_attr_t attr;          /* the workers' (stack_size) */
+	pthread_attr_t anchor_attr;   /* the anchors': ANCHOR_STACK */
 	struct anchor root;
 	struct xgroup *top;
 };
@@ -694,7 +699,7 @@ again:
 		pthread_t th;
 		a->creating = 1;
 		P_UNLOCK(p);
-		int r = rgroup_thread_create(&th, &p->attr, RGROUP_NEW, anchor_main, c);
+		int r = rgroup_thread_create(&th, &p->anchor_attr, RGROUP_NEW, anchor_main, c);
 		P_LOCK(p);
 		a->creating = 0;
 		if (r == 0) {
@@ -910,17 +915,25 @@ RGROUP__EXPORT int rgroup_exec_create(rgroup_exec_t *out, const struct rgroup_ex
 		r = -pthread_attr_setstacksize(&p->attr, o.stack_size);
 	if (r)
 		goto fail_attr;
-	/* Flags 0: the root anchor joins the caller's group, so the pool's
-	 * rgroups nest where the caller's would (rule 1). */
-	r = -rgroup_thread_create(&p->root.th, &p->attr, 0, root_main, p);
+	r = -pthread_attr_init(&p->anchor_attr);
 	if (r)
 		goto fail_attr;
+	r = -pthread_attr_setstacksize(&p->anchor_attr, ANCHOR_STACK);
+	if (r)
+		goto fail_anchor_attr;
+	/* Flags 0: the root anchor joins the caller's group, so the pool's
+	 * rgroups nest where the caller's would (rule 1). */
+	r = -rgroup_thread_create(&p->root.th, &p->anchor_attr, 0, root_main, p);
+	if (r)
+		goto fail_anchor_attr;
 	P_LOCK(p);
 	p->hdr.live = 1;
 	*out = POOL_ID(p);
 	P_UNLOCK(p);
 	return 0;
 
+fail_anchor_attr:
+	pthread_attr_destroy(&p->anchor_attr);
 fail_attr:
 	pthread_attr_destroy(&p->attr);
 fail_cond:
@@ -1648,6 +1661,7 @@ RGROUP__EXPORT int rgroup_exec_destroy(rgroup_exec_t pool, unsigned int flags)
 	P_LOCK(p);
 	slot_retire(&p->hdr);
 	P_UNLOCK(p);
+	pthread_attr_destroy(&p->anchor_attr);
 	pthread_attr_destroy(&p->attr);
 	pthread_cond_destroy(&p->cond);
 	slot_free(&pools, &p->hdr);

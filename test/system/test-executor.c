@@ -10,6 +10,8 @@
  *                       a pool made inside an rgroup nests under it
  *   rule6_permission    a top-level work group below the caller's nice
  *                       needs privilege; nested ones do not
+ *   small_address_space many groups under a tight RLIMIT_AS: the anchors'
+ *                       stacks are the library's, not pthread's default
  *   idle_and_back       rule 3: an idle group's rgroup disappears, and work
  *                       brings a new one back at the same nice
  *   cancel_and_destroy  what happens to pending and running items
@@ -509,6 +511,87 @@ static void rule6_permission(void)
 	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++)
 		CHECK(res[i] == 1, "%s", what[i]);
 	munmap(res, 4096);
+}
+
+/* ---- Under RLIMIT_AS ---------------------------------------------------- */
+
+/* The process's address space now, in bytes (0 if unknown). */
+static unsigned long vm_size(void)
+{
+	char buf[4096], *p;
+
+	if (rgt_read("/proc/self/status", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "VmSize:")))
+		return 0;
+	return strtoul(p + 7, NULL, 10) * 1024;
+}
+
+enum { AS_GROUPS = 16 };
+static int as_running;   /* atomic: items running at once */
+
+/* Waits until every group's item runs at the same time (at most 10 s). */
+static void together_item(void *arg)
+{
+	double end = rgt_now() + 10;
+
+	__atomic_add_fetch(&as_running, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&as_running, __ATOMIC_RELAXED) < AS_GROUPS && rgt_now() < end)
+		rgt_sleep(0.002);
+	if (__atomic_load_n(&as_running, __ATOMIC_RELAXED) >= AS_GROUPS)
+		__atomic_add_fetch((int *)arg, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * In a child whose address space has room for 16 workers on pthread's
+ * default stack and 32 MiB more, 16 groups run one item each at the same
+ * time. The anchors, one per group, run only the library's code: on the
+ * default stack too they would not fit, and some items would never start.
+ */
+static void small_address_space(void)
+{
+	int *met = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct rlimit stack;
+	int status;
+
+	if (!MEM_CHECK) {
+		fprintf(stderr, "  not under a sanitizer: its shadow memory needs the address space\n");
+		return;
+	}
+	CHECK(met != MAP_FAILED && getrlimit(RLIMIT_STACK, &stack) == 0, "mmap, getrlimit");
+	if (stack.rlim_cur == RLIM_INFINITY)
+		stack.rlim_cur = 8ul << 20;   /* what pthread then takes */
+	*met = 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		rgroup_exec_group_t g[AS_GROUPS];
+		rgroup_exec_t p;
+		unsigned long vm;
+
+		mallopt(M_ARENA_MAX, 1);   /* no 64 MiB arena per thread */
+		vm = vm_size() + AS_GROUPS * stack.rlim_cur + (32ul << 20);
+		if (vm == AS_GROUPS * stack.rlim_cur + (32ul << 20) ||
+		    setrlimit(RLIMIT_AS, &(struct rlimit){ vm, vm }) < 0)
+			_exit(3);
+		if (rgroup_exec_create(&p, &(struct rgroup_exec_opts){ .sz = sizeof(struct rgroup_exec_opts),
+								      .max_workers = 1 }) < 0)
+			_exit(4);
+		for (int i = 0; i < AS_GROUPS; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "g%d", i);
+			if (rgroup_exec_group_create(p, name, NULL, &g[i]) < 0 ||
+			    rgroup_exec_submit(g[i], together_item, met) < 0)
+				_exit(5);
+		}
+		int r = rgroup_exec_wait(p, 0, 30000);
+		rgroup_exec_destroy(p, 0);
+		_exit(r == 0 ? 0 : 6);
+	}
+	CHECK(pid > 0, "fork");
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(*met == AS_GROUPS, "%d of %d items ran at the same time as all the others",
+	      *met, AS_GROUPS);
+	munmap(met, 4096);
 }
 
 /* ---- Rule 3: idle groups end, and come back --------------------------- */
@@ -1324,6 +1407,7 @@ static const struct rgt_case cases[] = {
 	{ "bad_input", bad_input },
 	{ "placement", placement },
 	{ "rule6_permission", rule6_permission },
+	{ "small_address_space", small_address_space },
 	{ "idle_and_back", idle_and_back },
 	{ "item_ends_worker", item_ends_worker },
 	{ "cancel_and_destroy", cancel_and_destroy },
