@@ -122,21 +122,36 @@ pid_t rgt_spinner(void)
 	return pid;
 }
 
+/* Tell node r's thread that its demand, or rgt_scn.stop, has changed. */
+static void changed(struct rgt_scn_node *r)
+{
+	__atomic_add_fetch(&r->changed, 1, __ATOMIC_RELEASE);
+	rgt_word_wake(&r->changed);
+}
+
 /* Busy, asleep, or busy `demand` of each 10 ms (in CPU time, so that it
  * means the same when other load slows the spin down); the demand is read
- * on every round, so that it can change. */
+ * on every round, so that it can change. Asleep is asleep until the demand
+ * changes, not a poll: the model counts an idle thread as using no CPU,
+ * and a poll's CPU, small on a fast machine, is a share of its own on a
+ * slow one (a debug kernel under emulation), taken from the busy threads
+ * whose split is measured. */
 static void work(struct rgt_scn_node *r)
 {
 	const double period = 0.010;
 
 	while (!rgt_scn.stop) {
+		/* Read before the demand and stop: a change made after this
+		 * reading bumps it, and the wait below returns at once. */
+		int seen = __atomic_load_n(&r->changed, __ATOMIC_ACQUIRE);
 		double d = r->demand;
 
 		if (d >= 1) {
 			for (volatile int i = 0; i < 100000; i++)
 				;
 		} else if (d <= 0) {
-			rgt_sleep(0.005);
+			if (!rgt_scn.stop)
+				rgt_word_wait(&r->changed, seen, 0);
 		} else {
 			double c0 = rgt_thread_cpu(r->tid);
 
@@ -211,6 +226,8 @@ static void *node_thread(void *p)
 void rgt_scn_stop(void)
 {
 	rgt_scn.stop = 1;
+	for (int i = 1; i < rgt_scn.sc->count; i++)
+		changed(&rgt_scn.n[i]);
 	for (int i = rgt_scn.sc->count - 1; i >= 1; i--) {
 		struct rgt_scn_node *r = &rgt_scn.n[i];
 
@@ -267,9 +284,13 @@ double rgt_scn_subtree(const double *v, int i)
 void rgt_scn_set_demand(int i, double d)
 {
 	rgt_scn.n[i].demand = d;
-	for (int j = i + 1; j < rgt_scn.sc->count; j++)
-		if (rgt_scn.sc->n[j].parent == i && rgt_scn.sc->n[j].kind == 'T')
+	changed(&rgt_scn.n[i]);
+	for (int j = i + 1; j < rgt_scn.sc->count; j++) {
+		if (rgt_scn.sc->n[j].parent == i && rgt_scn.sc->n[j].kind == 'T') {
 			rgt_scn.n[j].demand = d;
+			changed(&rgt_scn.n[j]);
+		}
+	}
 }
 
 void rgt_scn_model(struct model *m, int *mi)

@@ -69,6 +69,7 @@ struct rgt_scn_node {
 	pid_t tid, pid;
 	volatile int ready;
 	volatile double demand;
+	int changed;     /* atomic: bumped (and woken) when demand or stop changes */
 	int nice;        /* G: PRIO_RGRP as read back after setting it */
 	int err;
 };

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* util.c - clocks, files, CPU times and child processes for the tests. */
+/* util.c - clocks, waits, files, CPU times and child processes for the
+ * tests. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +37,20 @@ void rgt_sleep(double s)
 pid_t rgt_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+void rgt_word_wait(int *word, int expected, double timeout)
+{
+	struct timespec ts = { (time_t)timeout, (long)((timeout - (time_t)timeout) * 1e9) };
+
+	/* Relative timeout; EAGAIN (*word changed), EINTR and ETIMEDOUT all
+	 * mean: look again. */
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout > 0 ? &ts : NULL, NULL, 0);
+}
+
+void rgt_word_wake(int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 int rgt_read(const char *path, char *buf, size_t len)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * util.h - the small helpers every test program and the demo use
- * (util.c): clocks, files, CPU times, child processes. None of them needs
+ * (util.c): clocks, waits, files, CPU times, child processes. None of them needs
  * the library, so that the VM's environment canary (test/vm/smoke.c) can
  * use them before any rgroup code runs. Files are read with the project's
  * one reader, rgroup__read_path() (src/kernel-text/locate.h).
@@ -18,6 +18,17 @@ double rgt_now(void);
 /* Sleep s seconds, also through signals. */
 void rgt_sleep(double s);
 pid_t rgt_gettid(void);
+
+/* Sleep until *word may no longer be `expected` (a futex of this process):
+ * returns at once if it is not, else when rgt_word_wake(word) is called,
+ * after `timeout` seconds (0: none), or on a signal; also spuriously, so
+ * the caller checks its condition again. For threads that wait for a
+ * change: a thread that polls instead takes CPU from the threads it waits
+ * for, which on a small or emulated machine is enough to starve them. */
+void rgt_word_wait(int *word, int expected, double timeout);
+/* Wake every thread in rgt_word_wait(word, ...); call it after changing
+ * *word (or what the waiters check with it). */
+void rgt_word_wake(int *word);
 
 /* A whole file into buf, NUL-terminated: its length, or -errno (-EFBIG
  * when it does not fit): rgroup__read_path(). */

@@ -45,12 +45,22 @@ enum act { ACT_IDLE, ACT_CREATE, ACT_PRIO, ACT_READ, ACT_FORK };
 static const char *const act_name[] = { "idle", "create+join", "PRIO_RGRP", "read", "fork" };
 
 static struct slot slots[SLOTS];
-static int stop, pause_req;  /* atomic */
-static int paused;                            /* atomic */
+static int stop;             /* atomic */
+/* Futex words (rgt_word_wait): a paused slot sleeps on pause_req until it
+ * is cleared, the main thread on paused until all slots are there. */
+static int pause_req, paused;  /* atomic */
+/* Answers the slots' threads got from the library (atomic): each one is
+ * progress towards a quiet point, however slow. */
+static unsigned long answers;
 static long n_create, n_prio, n_fork, n_list, n_info_enoent;  /* atomic */
 static long bad_create, bad_prio, bad_fork, bad_list, bad_info;  /* atomic */
 static int first_err[5];
 static double max_settle;
+
+static void answered(void)
+{
+	__atomic_add_fetch(&answers, 1, __ATOMIC_RELAXED);
+}
 
 static void note_bad(long *ctr, int which, int e)
 {
@@ -75,6 +85,7 @@ static void *nested(void *p)
 		if (rgroup_setpriority(PRIO_RGRP, 0, rand_r(&seed) % 40 - 20) < 0)
 			note_bad(&bad_prio, 1, errno);
 		__atomic_add_fetch(&n_prio, 1, __ATOMIC_RELAXED);
+		answered();
 	}
 	if (depth < 4 && rand_r(&seed) % 2) {
 		pthread_t t;
@@ -82,6 +93,7 @@ static void *nested(void *p)
 		int r = rgroup_thread_create(&t, NULL, flags, nested,
 					     (void *)((depth + 1) | (flags ? OWN : own)));
 		__atomic_add_fetch(&n_create, 1, __ATOMIC_RELAXED);
+		answered();
 		if (r)
 			note_bad(&bad_create, 0, r);
 		else
@@ -97,6 +109,7 @@ static void read_tree(void)
 	int n = rgroup_list(ids, MAXIDS);
 
 	__atomic_add_fetch(&n_list, 1, __ATOMIC_RELAXED);
+	answered();
 	if (n < 0) {
 		note_bad(&bad_list, 2, -n);
 		return;
@@ -104,6 +117,7 @@ static void read_tree(void)
 	for (int i = 0; i < n && i < MAXIDS; i++) {
 		struct rgroup_info in = { .sz = sizeof(in) };
 		int r = rgroup_info(ids[i], &in);
+		answered();
 		if (r == -ENOENT)
 			__atomic_add_fetch(&n_info_enoent, 1, __ATOMIC_RELAXED);
 		else if (r < 0 || in.id != ids[i] || in.depth < 1 || in.weight != rgroup_nice_to_weight(in.nice))
@@ -150,11 +164,16 @@ static void *slot_main(void *p)
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&s->doing, ACT_IDLE, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&pause_req, __ATOMIC_ACQUIRE)) {
+			/* Asleep, not polling: the slots still on their way
+			 * (some in nice-19 groups) need the CPUs. stop is set
+			 * only with pause_req clear. */
 			__atomic_add_fetch(&paused, 1, __ATOMIC_SEQ_CST);
+			rgt_word_wake(&paused);
 			while (__atomic_load_n(&pause_req, __ATOMIC_ACQUIRE) &&
 			       !__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
-				rgt_sleep(0.001);
+				rgt_word_wait(&pause_req, 1, 0);
 			__atomic_sub_fetch(&paused, 1, __ATOMIC_SEQ_CST);
+			rgt_word_wake(&paused);
 			continue;
 		}
 		unsigned int a = rand_r(&s->seed) % 100;
@@ -166,6 +185,7 @@ static void *slot_main(void *p)
 			unsigned int flags = a % 5 ? RGROUP_NEW : 0;
 			int r = rgroup_thread_create(&t, NULL, flags, nested, (void *)(1L | (flags ? OWN : 0)));
 			__atomic_add_fetch(&n_create, 1, __ATOMIC_RELAXED);
+			answered();
 			if (r)
 				note_bad(&bad_create, 0, r);
 			else
@@ -182,6 +202,7 @@ static void *slot_main(void *p)
 					s->has_nice = 1;
 				}
 				__atomic_add_fetch(&n_prio, 1, __ATOMIC_RELAXED);
+				answered();
 			}
 		} else if (a < 97) {
 			read_tree();
@@ -210,6 +231,7 @@ static void *slot_main(void *p)
 				} else if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 					note_bad(&bad_fork, 4, ECHILD);
 				}
+				answered();
 			}
 		}
 	}
@@ -313,6 +335,7 @@ static void workload(double secs)
 	__atomic_store_n(&stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pause_req, 0, __ATOMIC_RELEASE);
 	paused = 0;
+	answers = 0;
 	n_create = n_prio = n_fork = n_list = n_info_enoent = 0;
 	bad_create = bad_prio = bad_fork = bad_list = bad_info = 0;
 	memset(first_err, 0, sizeof(first_err));
@@ -339,21 +362,26 @@ static void workload(double secs)
 		rgt_sleep(secs / 5);
 		__atomic_store_n(&pause_req, 1, __ATOMIC_RELEASE);
 		/* A liveness bound, not a speed one: while slots keep getting
-		 * there, however slowly (a debug kernel under emulation, a
-		 * loaded machine, nice-19 slots), the wait goes on; QUIET_WAIT_S
-		 * with none more means one is stuck. */
+		 * there, or the ones on their way keep getting answers from
+		 * the library, however slowly (a debug kernel under emulation,
+		 * a loaded machine, nice-19 slots), the wait goes on;
+		 * QUIET_WAIT_S with neither means one is stuck. Woken by each
+		 * slot that pauses, and every 0.1 s to look at the answers. */
 		double last = rgt_now();
+		unsigned long heard = __atomic_load_n(&answers, __ATOMIC_RELAXED), a;
 		int np, seen = 0;
 		while ((np = __atomic_load_n(&paused, __ATOMIC_SEQ_CST)) < SLOTS) {
-			if (np > seen) {
-				seen = np;
+			a = __atomic_load_n(&answers, __ATOMIC_RELAXED);
+			if (np > seen || a != heard) {
+				seen = np > seen ? np : seen;
+				heard = a;
 				last = rgt_now();
 			}
 			if (rgt_now() - last > QUIET_WAIT_S)
 				break;
-			rgt_sleep(0.001);
+			rgt_word_wait(&paused, np, 0.1);
 		}
-		CHECK(np == SLOTS, "only %d of %d slots reached a quiet point, none more in %d s",
+		CHECK(np == SLOTS, "only %d of %d slots reached a quiet point, none more and no answer in %d s",
 		      np, SLOTS, QUIET_WAIT_S);
 		if (np < SLOTS)
 			report_stuck();
@@ -361,8 +389,9 @@ static void workload(double secs)
 			check_quiet();
 		checks++;
 		__atomic_store_n(&pause_req, 0, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&paused, __ATOMIC_SEQ_CST) > 0)
-			rgt_sleep(0.001);
+		rgt_word_wake(&pause_req);
+		while ((np = __atomic_load_n(&paused, __ATOMIC_SEQ_CST)) > 0)
+			rgt_word_wait(&paused, np, 0.1);
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < started; i++)
