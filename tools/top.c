@@ -15,6 +15,7 @@
  * terminal of any size gets what fits. When the process goes away the
  * view ends with a message and exit status 0.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <ncurses.h>
@@ -30,9 +31,10 @@
 #include "view.h"
 
 static const char top_usage[] =
-	"Usage: rgroup top PID [-d SECONDS] [-s weight|share|used|name]\n"
+	"Usage: rgroup top [PID] [-d SECONDS] [-s weight|share|used|name]\n"
 	"\n"
-	"Live view of the rgroup tree of process PID: per group nice, weight,\n"
+	"Live view of the rgroup tree of process PID (without PID: of the one\n"
+	"process that uses rgroups; 'rgroup tree' lists them): per group nice, weight,\n"
 	"threads, IDEAL (the reference model's share of the process's CPU, a\n"
 	"thread counted busy if it used CPU in the last interval), USED (its\n"
 	"share of the CPU time the process used in the last interval) and CPU\n"
@@ -289,6 +291,40 @@ static int parse_sort(const char *s)
 	return -1;
 }
 
+struct users { int n; pid_t first; };
+
+static int count_user(struct view *v, void *arg)
+{
+	struct users *u = arg;
+
+	if (!u->n++)
+		u->first = v->pid;
+	return 0;
+}
+
+/* Without a PID: the one process that uses rgroups (-1, *pid set), or
+ * the exit status after saying why there is none to choose. */
+static int the_only_user(pid_t *pid)
+{
+	static struct view v;
+	struct users u = { 0, 0 };
+
+	if (view_each(&v, count_user, &u) < 0) {
+		fprintf(stderr, "%s top: cannot read /proc: %s\n", tool_name, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (u.n == 1) {
+		*pid = u.first;
+		return -1;
+	}
+	if (!u.n)
+		fprintf(stderr, "%s top: no process that you may inspect uses rgroups\n", tool_name);
+	else
+		fprintf(stderr, "%s top: %d processes use rgroups; give a PID "
+			"('%s tree' lists them)\n", tool_name, u.n, tool_name);
+	return EXIT_FAIL;
+}
+
 /* The options and the PID: -1 to go on with *pid set, else the exit
  * status. */
 static int top_options(int argc, char **argv, pid_t *pid)
@@ -329,7 +365,7 @@ static int top_options(int argc, char **argv, pid_t *pid)
 		}
 	}
 	if (optind >= argc)
-		return tool_usage_error("top", "no PID given");
+		return the_only_user(pid);
 	if (optind + 1 < argc)
 		return tool_usage_error("top", "too many arguments");
 	if (view_parse_pid(argv[optind], pid) < 0) {

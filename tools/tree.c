@@ -238,60 +238,58 @@ static void print_text(const struct view *v)
  * come and go during the walk: one that is gone or has no rgroups is
  * left out, as is another user's (unless root).
  */
+struct list { int json, n; };
+
+static int list_one(struct view *v, void *arg)
+{
+	struct list *l = arg;
+	int in = 0;
+
+	for (int i = 0; i < v->ngroups; i++)
+		in += v->groups[i].nthreads;
+	if (l->json) {
+		printf("%s{\"pid\":%d,\"comm\":", l->n ? ",\n" : "", (int)v->pid);
+		json_str(v->comm);
+		printf(",\"backend\":\"%s\",\"groups\":%d,\"threads\":%d,\"rules\":[",
+		       v->backend, v->ngroups, in);
+	} else {
+		printf("%7d %-16s %-9s %6d %7d ", (int)v->pid, v->comm, v->backend, v->ngroups, in);
+	}
+	for (int i = 0, k = 0; i < v->ngroups; i++) {
+		if (!v->groups[i].label[0])
+			continue;
+		if (l->json) {
+			printf("%s", k++ ? "," : "");
+			json_str(v->groups[i].label);
+		} else {
+			printf("%s%s", k++ ? "," : "", v->groups[i].label);
+		}
+	}
+	if (l->json)
+		printf("]}");
+	else
+		putchar('\n');
+	l->n++;
+	return 0;
+}
+
 static int print_list(int json)
 {
 	static struct view v;
-	struct dirent *e;
-	char why[512];
-	int n = 0;
-	DIR *d = opendir("/proc");
+	struct list l = { json, 0 };
 
-	if (!d) {
-		fprintf(stderr, "%s tree: cannot read /proc: %s\n", tool_name, strerror(errno));
-		return EXIT_FAIL;
-	}
 	if (json)
 		printf("{\"processes\":[\n");
 	else
 		printf("%7s %-16s %-9s %6s %7s %s\n", "PID", "COMMAND", "BACKEND", "GROUPS",
 		       "THREADS", "RULES");
-	while ((e = readdir(d))) {
-		pid_t pid;
-		int in = 0;
-
-		if (view_parse_pid(e->d_name, &pid) < 0 || pid == getpid() ||
-		    view_read(&v, pid, why, sizeof(why)) != 0)
-			continue;
-		for (int i = 0; i < v.ngroups; i++)
-			in += v.groups[i].nthreads;
-		if (json) {
-			printf("%s{\"pid\":%d,\"comm\":", n ? ",\n" : "", (int)pid);
-			json_str(v.comm);
-			printf(",\"backend\":\"%s\",\"groups\":%d,\"threads\":%d,\"rules\":[",
-			       v.backend, v.ngroups, in);
-		} else {
-			printf("%7d %-16s %-9s %6d %7d ", (int)pid, v.comm, v.backend, v.ngroups, in);
-		}
-		for (int i = 0, k = 0; i < v.ngroups; i++) {
-			if (!v.groups[i].label[0])
-				continue;
-			if (json) {
-				printf("%s", k++ ? "," : "");
-				json_str(v.groups[i].label);
-			} else {
-				printf("%s%s", k++ ? "," : "", v.groups[i].label);
-			}
-		}
-		if (json)
-			printf("]}");
-		else
-			putchar('\n');
-		n++;
+	if (view_each(&v, list_one, &l) < 0) {
+		fprintf(stderr, "%s tree: cannot read /proc: %s\n", tool_name, strerror(errno));
+		return EXIT_FAIL;
 	}
-	closedir(d);
 	if (json)
-		printf("%s]}\n", n ? "\n" : "");
-	else if (!n)
+		printf("%s]}\n", l.n ? "\n" : "");
+	else if (!l.n)
 		printf("(no process that you may inspect uses rgroups)\n");
 	return EXIT_OK;
 }

@@ -567,6 +567,26 @@ static int identify(struct view *v, pid_t pid, uid_t *uid, char *why, size_t len
 	return 0;
 }
 
+int view_each(struct view *v, int (*fn)(struct view *v, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char why[512];
+	int r = 0;
+
+	if (!d)
+		return -1;
+	while (!r && (e = readdir(d))) {
+		pid_t pid;
+
+		if (view_parse_pid(e->d_name, &pid) == 0 && pid != getpid() &&
+		    view_read(v, pid, why, sizeof(why)) == 0)
+			r = fn(v, arg);
+	}
+	closedir(d);
+	return r;
+}
+
 int view_alive(pid_t pid, uint64_t starttime)
 {
 	char path[64], stext[2048];

@@ -122,6 +122,13 @@ int view_parse_pid(const char *s, pid_t *pid);
  */
 int view_read(struct view *v, pid_t pid, char *why, size_t len);
 
+/*
+ * For each process (but this one) that uses rgroups and may be read,
+ * view_read() it into *v and call fn(v, arg); a non-zero return stops the
+ * walk and is returned. -1 if /proc cannot be read (errno set), else 0.
+ */
+int view_each(struct view *v, int (*fn)(struct view *v, void *arg), void *arg);
+
 /* Is pid still the live process whose start time is starttime (not a
  * zombie, not a later process with the same PID)? 1 or 0. A read that
  * fails while the process exits fails for that reason: callers ask this

@@ -13,7 +13,7 @@
 #                 keeps running; when the process exits, top exits 0
 #   bad input     not a number, no such PID, a PID without rgroups,
 #                 another user's process: exit 1 and one line on stderr;
-#                 top without a PID: exit 2
+#                 top without a PID and no terminal: exit 1
 #   tree (no PID) lists the helper with its backend and 3 groups, not a
 #                 process without rgroups
 #   state file    (governor) mode 0600, gone when the process has exited,
@@ -276,7 +276,7 @@ for cmd in tree top; do
 	bad 1 $cmd "$plainpid"
 	bad 2 $cmd "$pid" extra
 done
-bad 2 top
+bad 1 top   # no PID: one line (the only user needs a terminal here, or there are several or none)
 bad 2 top -d 0 "$pid"
 bad 2 top -s bogus "$pid"
 bad 2 tree --bogus "$pid"
