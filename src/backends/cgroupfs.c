@@ -703,8 +703,8 @@ int rgroup__cg_destroy(void *priv, struct rgroup__node *n)
 	struct rgroup__cg *cg = priv;
 	int r = rmdir_node(cg, n);
 
-	if ((r == -ENOENT || r == -ENODEV) && node_exists(cg, n) != 0)
-		r = -EBUSY;
+	if (r == -ENOENT || r == -ENODEV)
+		r = node_exists(cg, n) == 0 ? 0 : -EBUSY;
 	if (r < 0)
 		return r;
 	close_node(cg, n);
