@@ -12,14 +12,22 @@
  * file written. The core frees a node when its last thread leaves
  * (self_managed). A node learns its kernel id (for group_of and usage)
  * lazily, from /proc, only when someone asks.
+ *
+ * Rule 10's CPU sets are per-thread affinity (affinity.c), given to the
+ * members the kernel lists (/proc/self/task/TID/rgroup); threads born in
+ * a group inherit their creator's. CPU caps are not done here (-ENOTSUP):
+ * they need an operation of the kernel's on the group's task group.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "affinity.h"
 #include "backend.h"
 #include "fault.h"
 #include "locate.h"
@@ -118,7 +126,7 @@ static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
 		return r;
 	if (prctl(PR_RGROUP, PR_RGROUP_ENTER, (unsigned long)where, flags, 0) < 0)
 		return -errno;
-	return 0;
+	return rgroup__aff_place(n, tid);    /* rule 10 */
 }
 
 static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
@@ -209,6 +217,51 @@ static int nat_group_of(void *priv, pid_t tid, struct rgroup__node **out)
 	return 1;
 }
 
+/* Each thread of the process that the kernel has in n itself. */
+static int nat_each_tid(void *priv, const struct rgroup__node *n,
+			int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	uint64_t kid = kid_of(n);
+	struct rgroup__kgroup g;
+	struct dirent *e;
+	DIR *d;
+	int r = 0;
+
+	if (!kid)
+		return 0;   /* no member: nobody to give the CPUs to */
+	if (!(d = opendir("/proc/self/task")))
+		return -errno;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		int err;
+
+		if (tid <= 0 || read_kgroup(tid, &g) < 0 || g.id != kid)
+			continue;   /* gone, or in another group */
+		if ((err = fn(tid, arg)) < 0 && r == 0)
+			r = err;
+	}
+	closedir(d);
+	return r;
+}
+
+static int nat_set_cpus(void *priv, struct rgroup__node *n)
+{
+	return rgroup__aff_spread(n, nat_each_tid, priv);
+}
+
+/* Exit or exec: the kernel takes the threads out of n; their affinity
+ * is the library's to give back. */
+static int nat_evacuate(void *priv, const struct rgroup__node *n)
+{
+	rgroup__aff_release(n, nat_each_tid, priv);
+	return 0;
+}
+
+static void nat_fork_child(void *priv)
+{
+	rgroup__aff_fork_child();
+}
+
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
 {
 	uint64_t kid = kid_of(n);
@@ -235,4 +288,7 @@ const struct rgroup__backend rgroup__backend_native = {
 	.usage = nat_usage,
 	.group_of = nat_group_of,
 	.info = nat_info,
+	.evacuate = nat_evacuate,
+	.fork_child = nat_fork_child,
+	.set_cpus = nat_set_cpus,
 };
