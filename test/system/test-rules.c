@@ -100,11 +100,14 @@ static void *plain_creator(void *p)
 {
 	struct plain_kid *k = p;
 	pthread_t t;
+	int err;
 
 	k[0].tid = rgt_gettid();
 	k[0].r = rgroup_of(0, &k[0].self);
-	k[1].r = pthread_create(&t, NULL, plain_kid_main, &k[1]);
-	if (k[1].r) {
+	/* k[1] is the new thread's to write, once it runs. */
+	err = pthread_create(&t, NULL, plain_kid_main, &k[1]);
+	if (err) {
+		k[1].r = err;
 		__atomic_store_n(&k[1].tid, -1, __ATOMIC_RELEASE);
 		return NULL;
 	}
@@ -152,6 +155,7 @@ struct ck {
 static void *ck_main(void *p)
 {
 	struct ck *c = p;
+	int mode = c->mode;   /* *c is not the thread's once it says done */
 	pthread_attr_t a;
 
 	c->r = rgroup_of(0, &c->self);
@@ -161,9 +165,9 @@ static void *ck_main(void *p)
 		pthread_attr_destroy(&a);
 	}
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	if (c->mode == CK_EXIT)
+	if (mode == CK_EXIT)
 		pthread_exit((void *)42);
-	if (c->mode == CK_CANCEL)
+	if (mode == CK_CANCEL)
 		for (;;)
 			pause();
 	return (void *)7;
