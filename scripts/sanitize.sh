@@ -4,10 +4,21 @@
 #
 #   1. gcc, -Db_sanitize=address,undefined (build-asan): the unit and
 #      system suites (the system tests set RGROUP_BACKEND themselves).
-#   2. clang, -Db_sanitize=thread -Db_lundef=false (build-tsan):
-#      test-concurrency and test-rules of the system suite, the
-#      governor's rules, churn, safety and fault-injection tests, and the
-#      executor's test on cgroup1 and the governor.
+#   2. clang, -Db_sanitize=thread -Db_lundef=false -Dtests_static_lib=true
+#      (build-tsan): test-concurrency and test-rules of the system suite,
+#      the governor's rules, churn, safety and fault-injection tests, and
+#      the executor's test on cgroup1 and the governor.
+#      The test programs link the static library (librgroup.a), not
+#      librgroup.so (-Dtests_static_lib=true): TSan's runtime defines
+#      pthread_create() and sigaction() in the program, ahead of the
+#      shared library's, so librgroup.so's pthread_create() would be
+#      handed TSan's start routine, which must be the first code on the
+#      new thread, and run its own instrumented start before it. Linked
+#      statically, with the --wrap=pthread_create such a link uses, the
+#      program's calls reach the library first, and the library hands the
+#      runtime its start as in any static program. The one case that
+#      needs the shared library's sigaction() is left out (governor-safety's
+#      signal_reset; RGT_STATIC_LIBRARY, test/system/meson.build).
 #
 # Only the test programs of those suites are built: the static copies for
 # the VM and the exec wrappers cannot link with the sanitizer runtimes.
@@ -101,23 +112,7 @@ run_asan() {
 
 run_tsan() {
 	echo "== clang, thread ($tsan_dir)"
-	# The library links with -z defs (src/meson.build, after any
-	# c_link_args), so b_lundef=false alone cannot let it reference the
-	# TSan runtime, and clang 14's shared TSan runtime (-shared-libsan)
-	# crashes at start here. So the library is linked against a stub that
-	# only names the runtime's __tsan_* functions (strong and weak: the
-	# unaligned accesses are weak); at run time the test
-	# programs' static runtime (exported to the dynamic scope, first in
-	# lookup order) provides the real ones. The stub is never called.
-	local rt stub
-	rt=$(clang --print-runtime-dir)
-	stub=$(realpath -m "$tsan_dir/tsan-stub")
-	mkdir -p "$stub"
-	nm -g --defined-only "$rt/libclang_rt.tsan-x86_64.a" 2>/dev/null |
-		awk '($2 == "T" || $2 == "W") && $3 ~ /^__tsan_/ { print "void " $3 "(void) {}" }' | sort -u >"$stub/stub.c"
-	clang -shared -fPIC -o "$stub/libtsanstub.so" "$stub/stub.c" || { failed=$((failed + 1)); failures+=("tsan: stub"); return; }
-	setup "$tsan_dir" clang -Db_sanitize=thread -Db_lundef=false \
-		"-Dc_link_args=-L$stub -Wl,--no-as-needed -ltsanstub -Wl,--as-needed -Wl,-rpath,$stub" || {
+	setup "$tsan_dir" clang -Db_sanitize=thread -Db_lundef=false -Dtests_static_lib=true || {
 		failed=$((failed + 1)); failures+=("tsan: setup"); return; }
 	if ! ninja -C "$tsan_dir" test/system/test-concurrency test/system/test-rules \
 		test/system/test-churn test/system/test-governor test/system/test-executor test/system/test-gov-faults; then

@@ -50,12 +50,16 @@
 #endif
 #if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer) || \
     defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
 /* The sanitizers keep freed memory and their own shadow, and intercept
  * malloc (mallinfo2() says nothing): memory says nothing there. */
-#define MEM_CHECK 0
-#else
-#define MEM_CHECK 1
-#endif
+#define MEM_CHECK (!SANITIZED)
+/* Nor is a worker's wait for work only the executor's there: the
+ * runtime's interceptors and locks run in it too (work_conservation). */
+#define OWN_WAIT_CHECK (!SANITIZED)
 
 #define WARMUP_S   0.5
 
@@ -1070,7 +1074,8 @@ static int threads_named(const char *name, pid_t *tids, int max)
  *             is (withheld - paused) / freed.
  * Asserted, on the median of six pairs (a pause still on at the end of a
  * window is blocked time but not yet in throttled_ns, so a single pair can
- * be off): the executor loses at most 5% on every backend, and Y has a worker per CPU (else it could not use what X
+ * be off): the executor loses at most 5% on every backend (printed, not
+ * asserted, when built with a sanitizer), and Y has a worker per CPU (else it could not use what X
  * leaves however runnable its workers are); the whole is >= 95% on a
  * kernel backend, which never pauses a thread. On the governor the whole
  * includes its pauses: here 3-8% of the freed CPU under load (the
@@ -1184,7 +1189,11 @@ static void work_conservation(void)
 		CHECK(med >= bound, "work conservation: %.3f < %.2f", med, bound);
 	}
 	fprintf(stderr, "  without the governor's pauses (median of %d pairs): %.3f (bound 0.95)\n", nown, med_own);
-	CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
+	if (OWN_WAIT_CHECK)
+		CHECK(med_own >= 0.95, "the executor kept Y's workers from %.3f of the freed CPU", 1 - med_own);
+	else
+		fprintf(stderr, "  not asserted: built with a sanitizer, whose runtime the workers"
+			" wait in too (%.3f of the freed CPU)\n", 1 - med_own);
 	CHECK(rgroup_exec_destroy(p, 0) > 0, "destroy cancels Y's backlog");
 	CHECK(cy.ran + cy.canceled == ny, "Y: every item ran or was canceled");
 	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
