@@ -106,7 +106,10 @@ static int sg_mkdir(const char *name, char *out, size_t len, char *why, size_t w
 			     name) >= len)
 		return rgroup__why(why, wlen, -ENAMETOOLONG, "cgroup path too long");
 	rgt_cg_dir(out, dir, sizeof(dir));
-	if (mkdir(dir, 0755) < 0)
+	/* The name carries this process's pid: one already there was left by
+	 * an earlier process with the same pid that was killed. Empty, it is
+	 * removed (rmdir fails while anything is in it) and made again. */
+	if (mkdir(dir, 0755) < 0 && (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0))
 		return rgroup__why(why, wlen, -errno, "cannot make system group %s: %s", dir,
 				   strerror(errno));
 	snprintf(rgt_sg.made[rgt_sg.nmade++], PATH_MAX, "%s", out);
