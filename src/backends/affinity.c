@@ -101,7 +101,7 @@ int rgroup__aff_release(const struct rgroup__node *n, rgroup__each_tid each, voi
 	return r < 0 ? r : each(priv, n, set_one, &set);
 }
 
-void rgroup__aff_fork_child(void)
+void rgroup__aff_leave_self(void)
 {
 	const struct rgroup__node *n = rgroup__self.node;
 

@@ -32,11 +32,12 @@ int rgroup__aff_spread(const struct rgroup__node *n, rgroup__each_tid each, void
 /* n's threads are about to leave for the sgroup (exit, exec): give them
  * what the process may use, if n had narrowed it. */
 int rgroup__aff_release(const struct rgroup__node *n, rgroup__each_tid each, void *priv);
-/* In a fork child (async-signal-safe: no lock, no allocation), before the
- * core forgets the tree: if the forking thread was in a group with CPUs,
- * the child's thread gets back the process's CPUs as last seen (rule 7:
- * the child starts outside every group). */
-void rgroup__aff_fork_child(void);
+/* The calling thread leaves its group for good: in a fork child before
+ * the core forgets the tree, or before exec where the kernel starts the
+ * program outside every group (async-signal-safe: no lock, no
+ * allocation). If its group had CPUs, it gets back the process's CPUs as
+ * last seen (rule 7: a child starts outside every group). */
+void rgroup__aff_leave_self(void);
 /* The lister for the threads the core tracks (the governor's view). */
 int rgroup__aff_tracked(void *priv, const struct rgroup__node *n,
 			int (*fn)(pid_t tid, void *arg), void *arg);

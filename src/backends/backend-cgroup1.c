@@ -186,7 +186,7 @@ static void c1_fork_child(void *priv)
 	if (c1->cg.cpuset == 1)
 		rgroup__cs_fork_child(&c1->cs);
 	else if (c1->cg.cpuset == 0)
-		rgroup__aff_fork_child();
+		rgroup__aff_leave_self();
 	rgroup__cg_fork_child(priv);
 }
 

@@ -275,7 +275,7 @@ static void c2_fork_child(void *priv)
 	struct rgroup__cg *cg = priv;
 
 	if (cg->cpuset == 0)
-		rgroup__aff_fork_child();
+		rgroup__aff_leave_self();
 	rgroup__cg_fork_child(priv);
 }
 

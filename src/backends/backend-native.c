@@ -15,7 +15,8 @@
  *
  * Rule 10's CPU sets are per-thread affinity (affinity.c), given to the
  * members the kernel lists (/proc/self/task/TID/rgroup); threads born in
- * a group inherit their creator's. CPU caps are not done here (-ENOTSUP):
+ * a group inherit their creator's; a fork child and an exec'd program get
+ * the process's CPUs back. CPU caps are not done here (-ENOTSUP):
  * they need an operation of the kernel's on the group's task group.
  */
 #include <dirent.h>
@@ -249,17 +250,24 @@ static int nat_set_cpus(void *priv, struct rgroup__node *n)
 	return rgroup__aff_spread(n, nat_each_tid, priv);
 }
 
-/* Exit or exec: the kernel takes the threads out of n; their affinity
- * is the library's to give back. */
-static int nat_evacuate(void *priv, const struct rgroup__node *n)
-{
-	rgroup__aff_release(n, nat_each_tid, priv);
-	return 0;
-}
-
 static void nat_fork_child(void *priv)
 {
-	rgroup__aff_fork_child();
+	rgroup__aff_leave_self();
+}
+
+/*
+ * The kernel moves no thread, so this is only what rule 10 adds to a
+ * membership: NULL (before exec: the kernel starts the program outside
+ * every group) gives the calling thread the process's CPUs back,
+ * async-signal-safe; n (the exec failed, core lock held) gives it n's.
+ */
+static int nat_place_self(void *priv, const struct rgroup__node *n)
+{
+	if (!n) {
+		rgroup__aff_leave_self();
+		return 0;
+	}
+	return rgroup__aff_place(n, rgroup__self_tid());
 }
 
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
@@ -288,7 +296,7 @@ const struct rgroup__backend rgroup__backend_native = {
 	.usage = nat_usage,
 	.group_of = nat_group_of,
 	.info = nat_info,
-	.evacuate = nat_evacuate,
 	.fork_child = nat_fork_child,
+	.place_self = nat_place_self,
 	.set_cpus = nat_set_cpus,
 };

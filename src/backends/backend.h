@@ -106,8 +106,10 @@ struct rgroup__backend {
 	 * nodes' resources (rgroup__for_each_node()). NULL: nothing to do. */
 	void (*fork_child)(void *priv);
 	/* Move the calling thread into n (NULL: the sgroup). For exec, which
-	 * may run in a vfork child: async-signal-safe, takes no lock. NULL:
-	 * the kernel does it. */
+	 * may run in a vfork child: async-signal-safe, takes no lock; with n
+	 * (a failed exec) the caller may hold the core lock. NULL: the kernel
+	 * does it. On a self_managed backend the kernel moves the thread and
+	 * this undoes or redoes only the rest (rule 10's CPUs). */
 	int (*place_self)(void *priv, const struct rgroup__node *n);
 	/* Before exec, after every group is unbound (core lock held): return
 	 * only when nothing asynchronous of the backend's can signal the

@@ -130,8 +130,15 @@ void rgroup__fork_child(void)
  */
 static void exec_prepare(void)
 {
-	if (!st->be || st->be->self_managed)
+	if (!st->be)
 		return;
+	/* The kernel starts the program outside every group; what else the
+	 * group gave the thread (rule 10's CPUs) is the backend's to undo. */
+	if (st->be->self_managed) {
+		if (rgroup__self.node && st->be->place_self)
+			st->be->place_self(st->be->priv, NULL);
+		return;
+	}
 	if ((pid_t)syscall(SYS_getpid) != st->pid) {
 		if (rgroup__self.node && st->attached && st->be->place_self)
 			st->be->place_self(st->be->priv, NULL);
@@ -148,8 +155,16 @@ static void exec_prepare(void)
 
 static void exec_failed(void)
 {
-	if (!st->be || st->be->self_managed || (pid_t)syscall(SYS_getpid) != st->pid)
+	if (!st->be || (pid_t)syscall(SYS_getpid) != st->pid)
 		return;
+	if (st->be->self_managed) {
+		/* Still in its group: what the group gives, again. */
+		rgroup__lock();
+		if (rgroup__self.node && st->be->place_self)
+			st->be->place_self(st->be->priv, rgroup__self.node);
+		rgroup__unlock();
+		return;
+	}
 	if (st->dismantled) {
 		rgroup__bind_all();
 		st->dismantled = 0;

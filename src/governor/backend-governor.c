@@ -1490,7 +1490,7 @@ static void gov_fork_child(void *priv)
 	 * plain writes (rgroup__gov_cap_stop()) come before the resets
 	 * below. Found by TSan in a fork after the governor had ended. */
 	(void)__atomic_load_n(&gov.state, __ATOMIC_ACQUIRE);
-	rgroup__aff_fork_child();
+	rgroup__aff_leave_self();
 	rgroup__gov_cap_fork_child();
 	/* The child has no governor thread and no timers; pending signals
 	 * are not inherited. Its state starts afresh; the arrays are kept
