@@ -508,13 +508,30 @@ static int cmp_ull(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* [lo, hi): from the first function of the rgroup code to the end of its
- * last one (the next function's start), in the kernel's text */
+/* The start of the first function in sorted text[n] after a */
+static unsigned long long next_function(const unsigned long long *text, size_t n,
+					unsigned long long a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (text[i] > a)
+			return text[i];
+	return 0;
+}
+
+/*
+ * require-start/end [lo, hi): from the first function of the rgroup code
+ * to the end of its last one (the next function's start), in the kernel's
+ * text. reject-start/end: the slab allocator's own vector of per-object
+ * data (alloc_slab_obj_exts(), memcg accounting), which it allocates on
+ * the side of an object when a slab has none and goes on without: a
+ * failure there leaves the object uncharged, the call succeeds, and the
+ * same slab meets it again at the same position on every try. Not ours.
+ */
 static int fs_range(void)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	static unsigned long long text[1 << 17];
-	unsigned long long lo = ~0ULL, last = 0, hi = 0, a, etext = 0;
+	unsigned long long lo = ~0ULL, last = 0, hi, a, etext = 0, exts = 0, exts_end;
 	char type, name[256], v[32];
 	size_t n = 0;
 
@@ -527,6 +544,8 @@ static int fs_range(void)
 			continue;
 		if (n < sizeof(text) / sizeof(text[0]))
 			text[n++] = a;
+		if (!strcmp(name, "alloc_slab_obj_exts"))
+			exts = a;
 		if (!a || (strncmp(name, "rgroup_", 7) && strncmp(name, "sched_rgroup_", 13)))
 			continue;
 		lo = a < lo ? a : lo;
@@ -535,9 +554,7 @@ static int fs_range(void)
 	}
 	fclose(f);
 	qsort(text, n, sizeof(text[0]), cmp_ull);
-	for (size_t i = 0; i < n && !hi; i++)
-		if (text[i] > last)
-			hi = text[i];
+	hi = next_function(text, n, last);
 	if (!last || !hi)
 		return -1;
 	snprintf(v, sizeof(v), "%llu", lo);
@@ -545,6 +562,14 @@ static int fs_range(void)
 	snprintf(v, sizeof(v), "%llu", hi);
 	fs_set("require-end", v);
 	fprintf(stderr, "  failslab only below the rgroup code, %#llx..%#llx\n", lo, hi);
+	exts_end = exts ? next_function(text, n, exts) : 0;
+	if (exts_end) {
+		snprintf(v, sizeof(v), "%llu", exts);
+		fs_set("reject-start", v);
+		snprintf(v, sizeof(v), "%llu", exts_end);
+		fs_set("reject-end", v);
+		fprintf(stderr, "  and not below alloc_slab_obj_exts, %#llx..%#llx\n", exts, exts_end);
+	}
 	return 0;
 }
 
@@ -825,6 +850,8 @@ static void failslab_in_this_process(void)
 	inject_migration();
 	fs_set("require-start", "0");
 	fs_set("require-end", "0");
+	fs_set("reject-start", "0");
+	fs_set("reject-end", "0");
 	fs_caches("0");
 	fs_set("cache-filter", "N");
 	if (*min_order)
