@@ -617,26 +617,6 @@ static void *keeper_main(void *unused)
 	return NULL;
 }
 
-int rgroup__start_helper(void *(*fn)(void *))
-{
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
-	int r;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* The application's signals are not the library's threads' to take
-	 * (and the governor's own signal must never reach the governor). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = rgroup__pthread_create(&t, &attr, fn, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	return -r;
-}
-
 int rgroup__start_keeper(void)
 {
 	int r;

@@ -51,10 +51,12 @@ static struct rgroup__core *const st = &rgroup__core;
 void rgroup__fork_prepare(void)
 {
 	rgroup__lock();
+	rgroup__helpers_fork_prepare();
 }
 
 void rgroup__fork_parent(void)
 {
+	rgroup__helpers_fork_parent();
 	rgroup__unlock();
 }
 
@@ -92,6 +94,7 @@ void rgroup__drop_stale(void)
  */
 void rgroup__fork_child(void)
 {
+	rgroup__helpers_fork_child();
 	if (st->be && st->be->fork_child)
 		st->be->fork_child(st->be->priv);
 	st->stale_top = st->top;

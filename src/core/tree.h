@@ -275,10 +275,20 @@ void rgroup__thread_exit(void *self);
 /* Add tid to a sorted, growing array of tids (the census's sets):
  * -ENOMEM, or 0 (also when it is there already). */
 int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);
-/* Start one of the library's own threads (the keeper, the governor):
- * detached, a small stack, every signal blocked. 0 or an error number. */
-int rgroup__start_helper(void *(*fn)(void *));
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
+
+/* ---- helper.c ---------------------------------------------------------- */
+
+/* Start one of the library's own threads (the keeper, the governor): a
+ * small stack, every signal blocked; running fn when this returns 0 (or
+ * a negative error number). A fork never copies one that is starting or
+ * ending. */
+int rgroup__start_helper(void *(*fn)(void *));
+/* The fork handlers' part for them (rgroup__fork_*): prepare with the
+ * core lock held. */
+void rgroup__helpers_fork_prepare(void);
+void rgroup__helpers_fork_parent(void);
+void rgroup__helpers_fork_child(void);
 
 /* ---- prio.c ------------------------------------------------------------ */
 
