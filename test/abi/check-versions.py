@@ -12,13 +12,15 @@ against what the history says:
     the default version (no compatibility versions);
   - the newest baseline, abi/librgroup-X.Y.Z.abi (the release as tagged):
     a symbol it has was added in X.Y or before, one it lacks after X.Y;
-  - the tags vX.Y.Z, in a git checkout: a symbol's release is that of
-    the first tag whose librgroup.map lists it, and one no tag lists
-    comes after the newest tag;
+  - the releases in abi/releases, in a git checkout: a symbol's release
+    is that of the first release whose librgroup.map (at the commit the
+    release was made from) lists it, and one no release lists comes
+    after the newest; a tag vX.Y.Z that is there must point to its
+    release's commit;
   - debian/librgroup0.symbols, if there: the same symbols, each at the
     same node, with a minimal version of that release.
-Exit 0 pass, 1 fail, 77 skip (a git checkout without the tags; a
-failure under RGROUP_TEST_STRICT=1).
+Exit 0 pass, 1 fail, 77 skip (a git checkout without the releases'
+commits, a shallow clone; a failure under RGROUP_TEST_STRICT=1).
 """
 import glob
 import os
@@ -160,37 +162,53 @@ def main():
             fail(f"{name} is in abi/symbols but not in debian/librgroup0.symbols")
         print(f"debian/librgroup0.symbols: {len(seen)} symbols")
 
-    # The table against the tagged history.
+    # The table against the released history.
     skip = None
+    releases = []
+    for n, line in enumerate(open(os.path.join(src, "abi", "releases")), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        if len(f) != 2 or not re.fullmatch(r"\d+\.\d+\.\d+", f[0]) or not re.fullmatch(r"[0-9a-f]{40}", f[1]):
+            fail(f"abi/releases:{n}: want 'X.Y.Z COMMIT', got '{line}'")
+            continue
+        releases.append((f[0], f[1]))
+    releases.sort(key=lambda r: rel_key(r[0]))
     if git(src, "rev-parse", "--git-dir").returncode != 0:
-        print("not a git checkout: the tags are not compared (the baseline was)")
+        print("not a git checkout: the releases' maps are not compared (the baseline was)")
     else:
-        tags = [t for t in git(src, "tag", "-l", "v*").stdout.split()
-                if re.fullmatch(r"v\d+\.\d+\.\d+", t)]
-        tags.sort(key=lambda t: rel_key(t[1:]))
-        if not tags:
-            skip = ("this git checkout has no release tags (v0.1.0, v0.2.0...): "
-                    "git fetch --tags, then run again")
         first = {}
-        for t in tags:
-            files = git(src, "ls-tree", "-r", "--name-only", t).stdout.split()
+        for ver, commit in releases:
+            tag = git(src, "rev-parse", "-q", "--verify", f"v{ver}^{{commit}}")
+            if tag.returncode == 0 and tag.stdout.strip() != commit:
+                fail(f"tag v{ver} points to {tag.stdout.strip()}, abi/releases says {commit}")
+            if git(src, "cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+                skip = (f"this git checkout lacks commit {commit} of release {ver} "
+                        "(a shallow clone?): git fetch --unshallow, then run again")
+                continue
+            files = git(src, "ls-tree", "-r", "--name-only", commit).stdout.split()
             maps = [f for f in files if os.path.basename(f) == "librgroup.map"]
             if len(maps) != 1:
-                fail(f"tag {t}: {len(maps)} librgroup.map files")
+                fail(f"release {ver} ({commit[:12]}): {len(maps)} librgroup.map files")
                 continue
-            names = map_names(git(src, "show", f"{t}:{maps[0]}").stdout)
-            rel = ".".join(t[1:].split(".")[:2])
-            print(f"tag {t}: {len(names)} symbols in {maps[0]}")
+            names = map_names(git(src, "show", f"{commit}:{maps[0]}").stdout)
+            rel = ".".join(ver.split(".")[:2])
+            print(f"release {ver} ({commit[:12]}{', tag v' + ver if tag.returncode == 0 else ''}): "
+                  f"{len(names)} symbols in {maps[0]}")
             for n in names:
                 first.setdefault(n, rel)
-        if tags:
-            newest = ".".join(tags[-1][1:].split(".")[:2])
+        if releases and not skip:
+            newest = ".".join(releases[-1][0].split(".")[:2])
             for name, rel in sorted(tab.items()):
                 if name in first and first[name] != rel:
-                    fail(f"abi/symbols says {name} came with {rel}; the tags say {first[name]}")
+                    fail(f"abi/symbols says {name} came with {rel}; the releases say {first[name]}")
                 if name not in first and rel_key(rel) <= rel_key(newest):
-                    fail(f"abi/symbols says {name} came with {rel}, but no tag up to v{newest} "
+                    fail(f"abi/symbols says {name} came with {rel}, but no release up to {newest} "
                          f"has it: it belongs to the release after {newest}")
+        if bases and releases and releases[-1][0] != re.search(r"-(\d+\.\d+\.\d+)\.abi$", bases[-1]).group(1):
+            fail(f"the newest release in abi/releases is {releases[-1][0]}, the newest baseline "
+                 f"{os.path.basename(bases[-1])}")
 
     if errors:
         print(f"{len(errors)} problem(s)")
