@@ -243,37 +243,13 @@ static void gc_state_files(struct gc_state *st, const char *dir, int quiet)
 }
 
 /* The rules' names files that `rgroup run`'s preload left when its
- * process was killed (run-spec.h), as rgroup__state_gc() takes state
- * files: only the exact name form, a regular file, its owner (pid and
- * start time) gone, and, unless run by root, the caller's own. */
+ * process was killed (run-spec.h), taken as rgroup__state_gc() takes
+ * state files. */
 static void gc_names_files(struct gc_state *st, const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;   /* said by gc_state_files() */
-	while ((e = readdir(d))) {
-		pid_t pid;
-		uint64_t start;
-		int tmp, err = 0;
-		struct stat sb;
-		char p[PATH_MAX];
-
-		if (rgroup__run_parse_names_name(e->d_name, &pid, &start, &tmp) < 0 ||
-		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(sb.st_mode) || rgroup__owner_alive(pid, start) ||
-		    (geteuid() != 0 && sb.st_uid != geteuid()))
-			continue;
-		if (!st->dry_run && unlinkat(dirfd(d), e->d_name, 0) < 0) {
-			if (errno == ENOENT)
-				continue;   /* another collector was first */
-			err = errno;
-		}
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		state_seen(st, p, err);
-	}
-	closedir(d);
+	/* An unreadable dir is said by gc_state_files() */
+	rgroup__sweep_dead_owners(dir, rgroup__run_parse_names_name, st->dry_run,
+				  geteuid() == 0, state_seen, st);
 }
 
 /* One hierarchy of rgroup__cg_mounts(): walk it from its mount point. */

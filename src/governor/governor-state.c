@@ -7,15 +7,11 @@
  * The formatters and the parser are pure, like parse.c (fuzzed by
  * test/fuzz/fuzz-state.c); only rgroup__state_gc() does I/O.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "governor-state.h"
 #include "locate.h"
@@ -267,36 +263,6 @@ int rgroup__parse_state(const char *text, struct rgroup__state *h, pid_t *tids,
 int rgroup__state_gc(const char *dir, int dry_run, int any_owner,
 		     void (*seen)(void *arg, const char *path, int err), void *arg)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		pid_t pid;
-		uint64_t start;
-		int tmp, err = 0;
-		struct stat sb;
-		char p[PATH_MAX];
-
-		if (rgroup__parse_statename(e->d_name, &pid, &start, &tmp) < 0 ||
-		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(sb.st_mode) || rgroup__owner_alive(pid, start))
-			continue;
-		/* Another user's: the sticky /dev/shm would refuse anyway. */
-		if (!any_owner && sb.st_uid != geteuid())
-			continue;
-		if (!dry_run && unlinkat(dirfd(d), e->d_name, 0) < 0) {
-			if (errno == ENOENT)
-				continue; /* another collector was first */
-			err = errno;
-		}
-		n += !err;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (seen)
-			seen(arg, p, err);
-	}
-	closedir(d);
-	return n;
+	return rgroup__sweep_dead_owners(dir, rgroup__parse_statename, dry_run, any_owner,
+					 seen, arg);
 }

@@ -313,3 +313,42 @@ int rgroup__owner_alive_ns(pid_t pid, uint64_t start, uint64_t pidns)
 		return rgroup__owner_alive(pid, start);
 	return owner_scan(owner, pid, start, mine, own);
 }
+
+int rgroup__sweep_dead_owners(const char *dir,
+			      int (*parse)(const char *name, pid_t *pid, uint64_t *start, int *tmp),
+			      int dry_run, int any_owner,
+			      void (*seen)(void *arg, const char *path, int err), void *arg)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		pid_t pid;
+		uint64_t start;
+		int tmp, err = 0;
+		struct stat sb;
+		char p[PATH_MAX];
+
+		if (parse(e->d_name, &pid, &start, &tmp) < 0 ||
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(sb.st_mode) || rgroup__owner_alive(pid, start))
+			continue;
+		/* Another user's: the sticky /dev/shm would refuse anyway. */
+		if (!any_owner && sb.st_uid != geteuid())
+			continue;
+		if (!dry_run && unlinkat(dirfd(d), e->d_name, 0) < 0) {
+			if (errno == ENOENT)
+				continue; /* another collector was first */
+			err = errno;
+		}
+		n += !err;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (seen)
+			seen(arg, p, err);
+	}
+	closedir(d);
+	return n;
+}
