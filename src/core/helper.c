@@ -38,6 +38,7 @@ struct start {
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t life;    /* robust: an ending helper's, to its death */
 static pthread_once_t life_once = PTHREAD_ONCE_INIT;
+static int life_ok;             /* life could be made robust */
 static int dying;               /* fork lock: an ending helper holds life */
 
 static void life_init(void)
@@ -45,8 +46,8 @@ static void life_init(void)
 	pthread_mutexattr_t a;
 
 	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutex_init(&life, &a);
+	life_ok = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) == 0 &&
+		  pthread_mutex_init(&life, &a) == 0;
 	pthread_mutexattr_destroy(&a);
 }
 
@@ -67,6 +68,21 @@ static void fork_lock_take(void)
 	wait_dying();
 }
 
+/*
+ * Will the kernel let go of the calling thread's robust locks when it is
+ * gone? Not where the C library could not register its list (a seccomp
+ * filter that refuses set_robust_list, a kernel without robust futexes):
+ * an ending helper must then not hold the life lock, or whoever waits for
+ * it waits for ever; a fork may then copy an ending helper.
+ */
+static int robust_here(void)
+{
+	struct robust_list_head *head = NULL;
+	size_t len = 0;
+
+	return life_ok && syscall(SYS_get_robust_list, 0, &head, &len) == 0 && head;
+}
+
 static void *helper_main(void *arg)
 {
 	struct start *s = arg;
@@ -78,8 +94,10 @@ static void *helper_main(void *arg)
 	r = fn(NULL);
 	fork_lock_take();
 	pthread_once(&life_once, life_init);
-	pthread_mutex_lock(&life);      /* until the kernel sees this thread gone */
-	dying = 1;
+	if (robust_here()) {
+		pthread_mutex_lock(&life);      /* until the kernel sees this thread gone */
+		dying = 1;
+	}
 	pthread_mutex_unlock(&fork_lock);
 	return r;
 }

@@ -5,6 +5,11 @@
  * system suite (cgroup1 here) and inside the VM (cgroup2).
  */
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <dirent.h>
 #include <sys/mman.h>
@@ -630,6 +635,82 @@ static void rule7_fork(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
+/* The process's threads now (/proc/self/task), -1 if it cannot be read. */
+static int threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* In the child: make a group and let the library's helper threads end,
+ * twice, then fork; each step bounded. Exit status: the step that failed. */
+static int helpers_child(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_robust_list, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	/* A sanitizer's runtime may have a thread of its own */
+	int alone = threads_now();
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 10;
+	for (int round = 0; round < 2; round++) {
+		struct rgt_worker w = { .spin = 0 };
+		if (rgt_worker_start(&w, RGROUP_NEW) != 0)
+			return 11 + round;
+		rgt_worker_stop(&w);
+		/* The keeper (and the governor) end once the groups are gone */
+		double until = rgt_now() + 20;
+		while (threads_now() != alone && rgt_now() < until)
+			rgt_sleep(0.01);
+		if (threads_now() != alone)
+			return 13 + round;
+	}
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	int st;
+	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 15;
+}
+
+/* Where the kernel keeps no robust list for new threads (a seccomp filter
+ * refuses set_robust_list), the library's helpers still start, end and
+ * let a fork through: none waits for a lock that nobody will let go of. */
+static void helpers_without_robust_futexes(void)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0)
+		_exit(helpers_child());
+	CHECK(pid > 0, "fork");
+	double until = rgt_now() + 60;
+	pid_t w;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && rgt_now() < until)
+		rgt_sleep(0.01);
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	CHECK(w == pid, "the child ended within 60 s (it hung)");
+	CHECK(w != pid || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
+	      "child status %#x (10 seccomp, 11/12 a group, 13/14 helpers did not end, 15 fork)", st);
+	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+}
+
 static const char *self_exe;
 
 static void *execer(void *p)
@@ -996,6 +1077,7 @@ static const struct rgt_case cases[] = {
 	{ "kernel_is_truth", kernel_is_truth },
 	{ "rule7_fork", rule7_fork },
 	{ "rule7_exec", rule7_exec },
+	{ "helpers_without_robust_futexes", helpers_without_robust_futexes },
 	{ "rule7_spawn", rule7_spawn },
 	{ "rule9_sgroup_untouched", rule9_sgroup_untouched },
 	{ "bad_input", bad_input },
