@@ -146,9 +146,9 @@ int rgt_pin_one_cpu(cpu_set_t *saved)
 	return sched_setaffinity(0, sizeof(one), &one);
 }
 
-int rgt_fd_count(void)
+int rgt_dir_entries(const char *path)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(path);
 	struct dirent *e;
 	int n = 0;
 
@@ -157,7 +157,14 @@ int rgt_fd_count(void)
 	while ((e = readdir(d)))
 		n += e->d_name[0] != '.';
 	closedir(d);
-	return n - 1; /* the directory's own descriptor */
+	return n;
+}
+
+int rgt_fd_count(void)
+{
+	int n = rgt_dir_entries("/proc/self/fd");
+
+	return n < 0 ? -1 : n - 1; /* the directory's own descriptor */
 }
 
 int rgt_fd_steady(void)

@@ -54,6 +54,9 @@ double rgt_proc_cpu(pid_t pid);
  * NULL). 0 or -1 and errno. */
 int rgt_pin_one_cpu(cpu_set_t *saved);
 
+/* The entries of directory path but "." and "..", -1 if it cannot be
+ * read (/proc/self/task: the process's threads). */
+int rgt_dir_entries(const char *path);
 /* Open descriptors of this process; and the smallest of a few counts, as
  * the library's keeper opens a file now and then (/proc reads, the v2
  * clean-up's directory scan), which a single count can catch in flight. */

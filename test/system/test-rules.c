@@ -635,19 +635,10 @@ static void rule7_fork(void)
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
 
-/* The process's threads now (/proc/self/task), -1 if it cannot be read. */
+/* The process's threads now, -1 if they cannot be read. */
 static int threads_now(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return rgt_dir_entries("/proc/self/task");
 }
 
 /* In the child: make a group and let the library's helper threads end,
