@@ -25,6 +25,9 @@ both) modes="quiet loaded" ;;
 *) sed -n '3,9s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/rgroup-repeat.XXXXXX")
+# Readable by all, as a clone normally is: the compat tests run programs
+# as nobody (runuser, su) that must load the build's preload library.
+chmod 755 "$work"
 results=$work/results.tsv
 : >"$results"
 summary=()
