@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -144,6 +145,21 @@ int rgt_pin_one_cpu(cpu_set_t *saved)
 		}
 	}
 	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+int rgt_wait_child(pid_t pid, double secs, int *status)
+{
+	double until = rgt_now() + secs;
+	pid_t w;
+
+	while ((w = waitpid(pid, status, WNOHANG)) == 0 && rgt_now() < until)
+		rgt_sleep(0.001);
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+		return -ETIMEDOUT;
+	}
+	return w < 0 ? -errno : 0;
 }
 
 int rgt_dir_entries(const char *path)

@@ -54,6 +54,10 @@ double rgt_proc_cpu(pid_t pid);
  * NULL). 0 or -1 and errno. */
 int rgt_pin_one_cpu(cpu_set_t *saved);
 
+/* Wait for child pid at most `secs` (polling, so that a hung child is a
+ * failure, not a hung test): 0 and its status in *status; -ETIMEDOUT
+ * after killing and reaping it; -errno if waitpid fails. */
+int rgt_wait_child(pid_t pid, double secs, int *status);
 /* The entries of directory path but "." and "..", -1 if it cannot be
  * read (/proc/self/task: the process's threads). */
 int rgt_dir_entries(const char *path);

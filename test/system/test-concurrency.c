@@ -220,13 +220,8 @@ static void *slot_main(void *p)
 			} else {
 				/* A child that hangs (seen under TSan: a lock held
 				 * across fork) is a failure, not a hung test. */
-				double until = rgt_now() + 10;
-				pid_t w;
-				while ((w = waitpid(c, &st, WNOHANG)) == 0 && rgt_now() < until)
-					rgt_sleep(0.001);
-				if (w == 0) {
-					kill(c, SIGKILL);
-					waitpid(c, &st, 0);
+				int w = rgt_wait_child(c, 10, &st);
+				if (w == -ETIMEDOUT) {
 					note_bad(&bad_fork, 4, ETIMEDOUT);
 				} else if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 					note_bad(&bad_fork, 4, ECHILD);

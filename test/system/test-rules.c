@@ -694,16 +694,9 @@ static void helpers_without_robust_futexes(void)
 	if (pid == 0)
 		_exit(helpers_child());
 	CHECK(pid > 0, "fork");
-	double until = rgt_now() + 60;
-	pid_t w;
-	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && rgt_now() < until)
-		rgt_sleep(0.01);
-	if (w == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	CHECK(w == pid, "the child ended within 60 s (it hung)");
-	CHECK(w != pid || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
+	int w = rgt_wait_child(pid, 60, &st);
+	CHECK(w != -ETIMEDOUT, "the child ended within 60 s (it hung)");
+	CHECK(w < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
 	      "child status %#x (10 seccomp, 11/12 a group, 13/14 helpers did not end, 15 fork)", st);
 	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
 }
