@@ -161,6 +161,51 @@ out:
 	return r;
 }
 
+RGROUP__EXPORT int rgroup__enter_change(rgroup_id_t id, const struct rgroup__level *l,
+					unsigned int what)
+{
+	struct rgroup__node *n;
+	cpu_set_t old_cpus;
+	uint64_t old_quota, old_period;
+	int had_cpus, r = 0;
+	unsigned int done = 0;
+
+	rgroup__init();
+	rgroup__lock();
+	n = st->be && !st->dismantled ? rgroup__node_by_id(id) : NULL;
+	if (!n || !n->bound) {
+		rgroup__unlock();
+		return -ESRCH;
+	}
+	had_cpus = n->cpus != NULL;
+	if (had_cpus)
+		old_cpus = *n->cpus;
+	old_quota = n->quota_us;
+	old_period = n->period_us;
+	/* Narrowing: the CPUs and the cap first, so that a child's own set
+	 * or cap is checked against what the group will have. */
+	if (what & RGROUP__CHANGE_CPUS) {
+		r = rgroup__set_cpus_locked(n, l->cpus);
+		done |= r == 0 ? RGROUP__CHANGE_CPUS : 0;
+	}
+	if (r == 0 && (what & RGROUP__CHANGE_CAP)) {
+		r = rgroup__set_cap_locked(n, l->quota_us, l->period_us);
+		done |= r == 0 ? RGROUP__CHANGE_CAP : 0;
+	}
+	if (r == 0 && (what & RGROUP__CHANGE_NICE) && l->has_nice)
+		r = rgroup__set_nice_locked(n, rgroup__clamp_nice(l->nice));
+	if (r < 0 && n->bound) {
+		/* All or nothing: what was set goes back (best effort: these
+		 * are values the group had a moment ago). */
+		if (done & RGROUP__CHANGE_CAP)
+			rgroup__set_cap_locked(n, old_quota, old_period);
+		if (done & RGROUP__CHANGE_CPUS)
+			rgroup__set_cpus_locked(n, had_cpus ? &old_cpus : NULL);
+	}
+	rgroup__unlock();
+	return r;
+}
+
 RGROUP__EXPORT void rgroup__enter_gone(void *who)
 {
 	/* Idempotent: nothing happens for a record already untracked. */

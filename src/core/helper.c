@@ -102,7 +102,7 @@ static void *helper_main(void *arg)
 	return r;
 }
 
-int rgroup__start_helper(void *(*fn)(void *))
+RGROUP__EXPORT int rgroup__start_helper(void *(*fn)(void *))
 {
 	struct start s = { .fn = fn };
 	pthread_attr_t attr;

@@ -81,19 +81,10 @@ int rgroup__lookup_locked(id_t who, struct rgroup__node **out)
 	return 0;
 }
 
-RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
+int rgroup__set_nice_locked(struct rgroup__node *n, int nice)
 {
-	struct rgroup__node *n;
-	int nice, r;
+	int r = 0;
 
-	if (which != PRIO_RGRP)
-		return setpriority(which, who, prio);
-	nice = rgroup__clamp_nice(prio);
-	r = rgroup__lookup_locked(who, &n);
-	if (r < 0) {
-		errno = -r;
-		return -1;
-	}
 	/* Rule 6 as PRIO_PROCESS applies it to a task: raising a nice value
 	 * (less weight) is always allowed, lowering it needs a value at or
 	 * above the caller's own nice, or can_nice(). So the caller's nice is
@@ -113,6 +104,22 @@ RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
 	else if ((r == -ENOENT || r == -ENODEV) && n->bound &&
 		 st->be->destroy(st->be->priv, n) == 0)
 		n->bound = 0; /* removed by hand: it is gone */
+	return r;
+}
+
+RGROUP__EXPORT int rgroup_setpriority(int which, id_t who, int prio)
+{
+	struct rgroup__node *n;
+	int r;
+
+	if (which != PRIO_RGRP)
+		return setpriority(which, who, prio);
+	r = rgroup__lookup_locked(who, &n);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	r = rgroup__set_nice_locked(n, rgroup__clamp_nice(prio));
 	rgroup__unlock();
 	if (r < 0) {
 		errno = -r;

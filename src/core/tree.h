@@ -301,6 +301,10 @@ int rgroup__can_nice(int nice);
  * success: 0, -ESRCH (not a thread of this process), -EINVAL (in no
  * rgroup). */
 int rgroup__lookup_locked(id_t who, struct rgroup__node **out);
+/* Give n (lock held) nice value `nice` (clamped), with rule 6 for a
+ * top-level group: 0, -EACCES, -ENODEV (n is gone), or the backend's
+ * error; n is unchanged on failure. */
+int rgroup__set_nice_locked(struct rgroup__node *n, int nice);
 
 /* ---- limits.c (rule 10) ------------------------------------------------ */
 
@@ -353,6 +357,18 @@ int rgroup__enter(struct rgroup__level *chain, unsigned int depth, void *who);
 /* A thread entered by another thread (through record who) calls this as
  * it exits: it leaves its group, and the record is the caller's again. */
 void rgroup__enter_gone(void *who);
+/*
+ * Change live group `id` (one of a chain's, made by rgroup__enter()) to
+ * level l's settings, those named in `what` (RGROUP__CHANGE_*: nice, cpus,
+ * cap; l->cpus NULL and quota 0 lift them), as rgroup_setpriority(),
+ * rgroup_set_cpus() and rgroup_set_cap() would, with the same rules: all
+ * or nothing. 0, -ESRCH (no such group any more: the next one made gets
+ * the settings of its level), or the first error of those calls.
+ */
+#define RGROUP__CHANGE_NICE 1u
+#define RGROUP__CHANGE_CPUS 2u
+#define RGROUP__CHANGE_CAP  4u
+int rgroup__enter_change(rgroup_id_t id, const struct rgroup__level *l, unsigned int what);
 /* The real-time signal the governor pauses threads with, if the governor
  * is this process's backend; else 0 (also when called from inside the
  * library, with the core lock held). */
