@@ -235,6 +235,9 @@ struct parsed {
 	unsigned int npatterns;
 	const char *settings, *settings_end;   /* NULL: none */
 	struct rgroup__run_group g;            /* the settings */
+	int change;                            /* a change: "none" lifts cpus= or max= */
+	unsigned int seen;                     /* 1 << S_...: the settings given */
+	unsigned int lifted;                   /* 1 << S_...: given as "none" */
 };
 
 static int check_path(const char *path, char *err, size_t len, const char *ctx)
@@ -359,8 +362,10 @@ static int parse_settings(struct parsed *ps, char *err, size_t len, const char *
 				break;
 			e++;
 		}
-		r = parse_setting(&ps->g, which, v, e, err, len, ctx);
-		if (r < 0)
+		ps->seen |= 1u << which;
+		if (ps->change && which != S_NICE && e - v == 4 && memcmp(v, "none", 4) == 0)
+			ps->lifted |= 1u << which;
+		else if ((r = parse_setting(&ps->g, which, v, e, err, len, ctx)) < 0)
 			return r;
 		p = e < end ? e + 1 : e;
 		if (e < end && p == end)
@@ -679,6 +684,54 @@ int rgroup__run_match(const struct rgroup__run_rules *r, const char *name)
 		if (fnmatch(r->patterns[i].glob, name, 0) == 0)
 			return r->patterns[i].group;
 	return -1;
+}
+
+/* ---- A change while the program runs -------------------------------------- */
+
+int rgroup__run_change(const struct rgroup__run_rules *r, struct rgroup__run_rules *out,
+		       const char *path, const char *settings, unsigned int *what, char *err,
+		       size_t len)
+{
+	struct rgroup__run_group *g;
+	struct parsed ps;
+	char ctx[RGROUP__RUN_PATH_LEN + 16];
+	int gi, rr;
+
+	gi = find_group(r, path, strlen(path));
+	if (gi < 0)
+		return fail(err, len, -ENOENT, "no group '%s' in the program's rules", path);
+	memset(&ps, 0, sizeof(ps));
+	ps.change = 1;
+	ps.settings = settings;
+	ps.settings_end = settings + strlen(settings);
+	snprintf(ctx, sizeof(ctx), "group '%s'", path);
+	rr = parse_settings(&ps, err, len, ctx);
+	if (rr < 0)
+		return rr;
+	*out = *r;
+	g = &out->groups[gi];
+	if (ps.seen & (1u << S_NICE)) {
+		g->has_nice = 1;
+		g->nice = ps.g.nice;
+	}
+	if (ps.seen & (1u << S_CPUS)) {
+		g->has_cpus = !(ps.lifted & (1u << S_CPUS));
+		if (g->has_cpus)
+			g->cpus = ps.g.cpus;
+		else
+			CPU_ZERO(&g->cpus);
+	}
+	if (ps.seen & (1u << S_MAX)) {
+		g->quota_us = ps.lifted & (1u << S_MAX) ? 0 : ps.g.quota_us;
+		g->period_us = ps.lifted & (1u << S_MAX) ? 0 : ps.g.period_us;
+	}
+	rr = rgroup__run_check(out, err, len);
+	if (rr < 0)
+		return rr;
+	*what = (ps.seen & (1u << S_NICE) ? RGROUP__RUN_NICE : 0) |
+		(ps.seen & (1u << S_CPUS) ? RGROUP__RUN_CPUS : 0) |
+		(ps.seen & (1u << S_MAX) ? RGROUP__RUN_MAX : 0);
+	return gi;
 }
 
 /* ---- Back to text --------------------------------------------------------- */

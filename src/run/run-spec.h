@@ -127,6 +127,21 @@ int rgroup__run_parse_cpus(const char *s, const char *end, cpu_set_t *set, char 
 int rgroup__run_check_glob(const char *pat, char *err, size_t len);
 
 /*
+ * A change of one group's settings while the program runs (`rgroup set`):
+ * `settings` as a SPEC gives them ("nice=5", "cpus=0-1,max=50%"), where
+ * cpus=none and max=none lift the group's own set or cap. *out is *r
+ * with the change, checked as a whole (rgroup__run_check()); *what says
+ * which settings were given (RGROUP__RUN_NICE | _CPUS | _MAX). The
+ * group's index, or -ENOENT (no such group) or -EINVAL, with why in err.
+ */
+#define RGROUP__RUN_NICE 1u
+#define RGROUP__RUN_CPUS 2u
+#define RGROUP__RUN_MAX  4u
+int rgroup__run_change(const struct rgroup__run_rules *r, struct rgroup__run_rules *out,
+		       const char *path, const char *settings, unsigned int *what, char *err,
+		       size_t len);
+
+/*
  * The rules' names of a process's groups, as its preload publishes them
  * for `rgroup tree` and `rgroup top` (which see only group ids): the file
  * RGROUP__RUN_NAMES_DIR/rgroup-<pid>-<starttime>.names, mode 0600, one

@@ -240,6 +240,68 @@ static void test_check(void **state)
 	}
 }
 
+/* ---- A change while the program runs (rgroup set) ------------------------- */
+
+static struct rgroup__run_rules C;
+
+static void test_change(void **state)
+{
+	static const char *const specs[] = { "bg=a*:cpus=0-1,max=50%", "bg/x=b*:nice=3,cpus=1", "fg=c*" };
+	static const struct {
+		const char *path, *settings;
+		int ok;                 /* 1, or the negative errno */
+		unsigned int what;
+		const char *words;      /* in err (failures) or the settings (success) */
+	} cases[] = {
+		{ "fg", "nice=5", 1, RGROUP__RUN_NICE, "nice=5" },
+		{ "bg/x", "nice=-2", 1, RGROUP__RUN_NICE, "nice=-2,cpus=1" },
+		{ "bg", "max=none", 1, RGROUP__RUN_MAX, "cpus=0-1" },
+		{ "bg/x", "cpus=none,max=20%", 1, RGROUP__RUN_CPUS | RGROUP__RUN_MAX, "nice=3,max=20%" },
+		{ "fg", "cpus=0,max=150%,nice=1", 1, RGROUP__RUN_NICE | RGROUP__RUN_CPUS | RGROUP__RUN_MAX,
+		  "nice=1,cpus=0,max=150%" },
+		{ "bg", "cpus=0", -EINVAL, 0, "not within cpus=0 of 'bg'" },   /* its child has 1 */
+		{ "bg/x", "max=60%", -EINVAL, 0, "above the cap of 'bg'" },
+		{ "bg/x", "nice=none", -EINVAL, 0, "whole number" },
+		{ "bg", "nise=1", -EINVAL, 0, "unknown setting 'nise'" },
+		{ "bg", "nice=1,nice=2", -EINVAL, 0, "given twice" },
+		{ "nosuch", "nice=1", -ENOENT, 0, "no group 'nosuch'" },
+		{ "bg/", "nice=1", -ENOENT, 0, "no group" },
+	};
+	char err[512], set[256];
+
+	(void)state;
+	assert_int_equal(add_all(&R, specs, ARRAY_SIZE(specs), err, sizeof(err)), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned int what = 0;
+		int r, g;
+
+		err[0] = set[0] = '\0';
+		memset(&C, 0xa5, sizeof(C));
+		r = rgroup__run_change(&R, &C, cases[i].path, cases[i].settings, &what, err, sizeof(err));
+		if (cases[i].ok == 1) {
+			if (r < 0)
+				fail_msg("case %zu (%s %s): got %d '%s'", i, cases[i].path, cases[i].settings, r, err);
+			g = r;
+			assert_string_equal(C.groups[g].path, cases[i].path);
+			assert_int_equal(what, cases[i].what);
+			rgroup__run_format_settings(&C.groups[g], set, sizeof(set));
+			if (strcmp(set, cases[i].words) != 0)
+				fail_msg("case %zu (%s %s): settings '%s', want '%s'", i, cases[i].path,
+					 cases[i].settings, set, cases[i].words);
+			/* Only that group changed. */
+			for (unsigned int k = 0; k < R.ngroups; k++)
+				if ((int)k != g && memcmp(&C.groups[k], &R.groups[k], sizeof(C.groups[k])) != 0)
+					fail_msg("case %zu: group %u changed too", i, k);
+		} else if (r != cases[i].ok || !strstr(err, cases[i].words)) {
+			fail_msg("case %zu (%s %s): got %d '%s', want %d '%s'", i, cases[i].path,
+				 cases[i].settings, r, err, cases[i].ok, cases[i].words);
+		}
+	}
+	/* The rules themselves never change. */
+	rgroup__run_format_settings(&R.groups[0], set, sizeof(set));
+	assert_string_equal(set, "cpus=0-1,max=50%");
+}
+
 /* ---- Matching: thread names of real programs ------------------------------- */
 
 static void test_match(void **state)
@@ -383,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_duplicates_and_limits),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_change),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_text_and_roundtrip),
 		cmocka_unit_test(test_cpus_format),
