@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"  run [-g SPEC]... [-c FILE] [--dry-run] -- PROGRAM [ARGS...]\n"
 	"                              start a program nobody changed with its\n"
 	"                              threads put into rgroups by their names\n"
+	"  set PID GROUP SETTING...    change a group of a program under rgroup run\n"
+	"                              while it runs (nice=N, cpus=LIST, max=P%)\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help                  show this help and exit\n"
@@ -94,6 +96,7 @@ static const struct {
 	{ "top", cmd_top },
 	{ "gc", cmd_gc },
 	{ "run", cmd_run },
+	{ "set", cmd_set },
 };
 
 int main(int argc, char **argv)

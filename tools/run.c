@@ -43,6 +43,8 @@ static const char run_usage[] =
 	"  -c, --config FILE    rules from FILE: one SPEC per line, '#' comments\n"
 	"  -n, --dry-run        check everything and print the plan; start nothing\n"
 	"      --no-inherit     programs that PROGRAM starts do not get the rules\n"
+	"      --no-control     no `rgroup set` for PROGRAM (else, from its first\n"
+	"                       group on, a thread 'rgroup-ctl' answers it)\n"
 	"  -b, --backend NAME   use this backend (RGROUP_BACKEND=NAME)\n"
 	"  -v, --verbose        PROGRAM says on stderr where each thread went, and\n"
 	"                       at its exit what each rule took (without -v: only\n"
@@ -386,6 +388,7 @@ int cmd_run(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "no-control", no_argument, NULL, 'C' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -394,7 +397,7 @@ int cmd_run(int argc, char **argv)
 	static char env[1 << 16];
 	char err[800], why[512], preload[PATH_MAX], ld[PATH_MAX * 2 + 4096], pidstr[16];
 	struct program prog;
-	int c, dry = 0, inherit = 1, verbose = 0, r, bad = 0;
+	int c, dry = 0, inherit = 1, control = 1, verbose = 0, r, bad = 0;
 	const char *backend = NULL, *old;
 
 	rgroup__run_init(&rules);
@@ -415,6 +418,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'I':
 			inherit = 0;
+			break;
+		case 'C':
+			control = 0;
 			break;
 		case 'b':
 			backend = optarg;
@@ -499,12 +505,15 @@ int cmd_run(int argc, char **argv)
 	if (setenv("LD_PRELOAD", ld, 1) < 0 || setenv("RGROUP_RUN_RULES", env, 1) < 0 ||
 	    setenv("RGROUP_RUN_PID", pidstr, 1) < 0 ||
 	    (!inherit && setenv("RGROUP_RUN_INHERIT", "0", 1) < 0) ||
+	    (!control && setenv("RGROUP_RUN_CONTROL", "0", 1) < 0) ||
 	    (verbose && setenv("RGROUP_RUN_VERBOSE", "1", 1) < 0)) {
 		fprintf(stderr, "%s run: cannot set the environment: %s\n", tool_name, strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (inherit)
 		unsetenv("RGROUP_RUN_INHERIT");
+	if (control)
+		unsetenv("RGROUP_RUN_CONTROL");
 	if (!verbose)
 		unsetenv("RGROUP_RUN_VERBOSE");
 	execv(prog.path, argv + optind);

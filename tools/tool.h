@@ -28,6 +28,7 @@ int cmd_tree(int argc, char **argv);   /* tree.c */
 int cmd_top(int argc, char **argv);    /* top.c */
 int cmd_gc(int argc, char **argv);     /* gc.c */
 int cmd_run(int argc, char **argv);    /* run.c */
+int cmd_set(int argc, char **argv);    /* set.c */
 
 /* One-line "bad usage" message plus the hint; returns EXIT_USAGE. */
 int tool_usage_error(const char *sub, const char *fmt, ...)

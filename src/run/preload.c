@@ -69,6 +69,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "parse.h"
 #include "run-spec.h"
 #include "tree.h"
@@ -278,25 +279,31 @@ static void check_handler(void)
 static char names_path[96], names_tmp[96];
 static pid_t names_pid;
 
-static int names_file(void)
+/* This process's start time (/proc/self/stat field 22): 0 or -1. */
+static int self_start(uint64_t *start)
 {
-	char name[64], stat[1024];
-	uint64_t start;
-	int fd;
-	ssize_t n;
+	char stat[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
 
-	if (names_pid == getpid())
-		return names_path[0] ? 0 : -1;
-	names_pid = getpid();
-	names_path[0] = '\0';
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
 		return -1;
 	stat[n] = '\0';
-	if (rgroup__parse_stat_starttime(stat, &start) < 0 ||
+	return rgroup__parse_stat_starttime(stat, start) < 0 ? -1 : 0;
+}
+
+static int names_file(void)
+{
+	char name[64];
+	uint64_t start;
+
+	if (names_pid == getpid())
+		return names_path[0] ? 0 : -1;
+	names_pid = getpid();
+	names_path[0] = '\0';
+	if (self_start(&start) < 0 ||
 	    rgroup__run_names_name(name, sizeof(name), names_pid, start, 1) < 0)
 		return -1;
 	snprintf(names_tmp, sizeof(names_tmp), "%s/%s", RGROUP__RUN_NAMES_DIR, name);
@@ -377,6 +384,106 @@ static void publish_names(void)
 		unlink(names_tmp);
 }
 
+/*
+ * `rgroup set` (control.h): a thread, "rgroup-ctl", answers on the
+ * process's control socket from the first time a thread's name matches a
+ * rule (a program whose names match nothing gets no thread), unless
+ * --no-control (RGROUP_RUN_CONTROL=0). It is started by the thread that
+ * enters the first group, before it enters, so that it is born outside
+ * every group (the native kernel keeps a thread in its creator's); it
+ * is one of the library's helpers (every signal blocked, fork-safe).
+ * A fork child starts its own, for its own groups.
+ */
+static int control = 1, control_fd = -1;
+static pid_t control_pid;
+static struct rgroup__run_rules changed;   /* mu held */
+
+static const char *why(int r)
+{
+	return r == -EACCES ? " (below the nice the program may give: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE in the program)" :
+	       r == -EPERM ? " (outside what its parent, or the process, may use)" :
+	       r == -EBUSY ? " (a child group's own setting would no longer lie within it: change the child first)" : "";
+}
+
+static int control_apply(const char *path, const char *settings, char *msg, size_t len)
+{
+	struct rgroup__run_group *ng;
+	struct rgroup__level l;
+	unsigned int what, how = 0;
+	char now[256] = "";
+	int g, r = 0;
+
+	pthread_mutex_lock(&mu);
+	g = rgroup__run_change(&rules, &changed, path, settings, &what, msg, len);
+	if (g < 0) {
+		pthread_mutex_unlock(&mu);
+		return g;
+	}
+	ng = &changed.groups[g];
+	l = levels[g];
+	l.has_nice = ng->has_nice;
+	l.nice = ng->nice;
+	l.cpus = ng->has_cpus ? &ng->cpus : NULL;
+	l.quota_us = ng->quota_us;
+	l.period_us = ng->period_us;
+	how |= what & RGROUP__RUN_NICE ? RGROUP__CHANGE_NICE : 0;
+	how |= what & RGROUP__RUN_CPUS ? RGROUP__CHANGE_CPUS : 0;
+	how |= what & RGROUP__RUN_MAX ? RGROUP__CHANGE_CAP : 0;
+	if (l.id)
+		r = rgroup__enter_change(l.id, &l, how);
+	if (r == -ESRCH)
+		levels[g].id = 0;   /* gone: the next one made gets the settings */
+	else if (r < 0) {
+		snprintf(msg, len, "group '%s': %s%s; nothing changed", path, strerror(-r), why(r));
+		pthread_mutex_unlock(&mu);
+		return r;
+	}
+	rules.groups[g] = *ng;
+	levels[g].has_nice = ng->has_nice;
+	levels[g].nice = ng->nice;
+	levels[g].cpus = ng->has_cpus ? &rules.groups[g].cpus : NULL;
+	levels[g].quota_us = ng->quota_us;
+	levels[g].period_us = ng->period_us;
+	rgroup__run_format_settings(ng, now, sizeof(now));
+	snprintf(msg, len, "group '%s' now has %s%s", path, now[0] ? now : "no settings of its own",
+		 levels[g].id ? "" : " (it has no thread now: the next group made for it gets them)");
+	if (levels[g].id)
+		publish_names();
+	if (verbose)
+		say("rgroup set: %s", msg);
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+static void *control_main(void *unused)
+{
+	(void)unused;
+	/* Past the wrappers: this name is not the program's to match. */
+	syscall(SYS_prctl, PR_SET_NAME, "rgroup-ctl", 0, 0, 0);
+	rgroup__control_serve(control_fd, control_apply);
+	return NULL;
+}
+
+/* Once per process, from the first entry, mu held. Best effort: without
+ * it the program runs as the rules say, only `rgroup set` cannot reach
+ * it (and says so). */
+static void control_start(void)
+{
+	uint64_t start;
+	int fd;
+
+	if (!control || control_pid == getpid())
+		return;
+	control_pid = getpid();
+	if (self_start(&start) < 0 || (fd = rgroup__control_listen(control_pid, start)) < 0)
+		return;
+	control_fd = fd;
+	if (rgroup__start_helper(control_main) < 0) {
+		close(fd);
+		control_fd = -1;
+	}
+}
+
 /* Thread `who` (NULL: the caller; tid for messages) enters group g. mu held. */
 static int enter(int g, void *who, pid_t tid, const char *name)
 {
@@ -386,6 +493,7 @@ static int enter(int g, void *who, pid_t tid, const char *name)
 	if (g < 0 || (unsigned int)g >= rules.ngroups)
 		return -EINVAL;   /* rgroup__run_match() gives none such */
 	check_handler();
+	control_start();
 	for (int i = g; i >= 0; i = rules.groups[i].parent)
 		depth++;
 	for (int i = g, k = depth; i >= 0; i = rules.groups[i].parent) {
@@ -979,6 +1087,9 @@ static void fork_child(void)
 	names_seen = 0;
 	if (!inherit)
 		active = 0;
+	if (control_fd >= 0)
+		close(control_fd);   /* the parent's: its thread is not here */
+	control_fd = -1;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -996,6 +1107,7 @@ static void strip_environment(const char *self_path, const char *lib_path)
 	unsetenv("RGROUP_RUN_INHERIT");
 	unsetenv("RGROUP_RUN_VERBOSE");
 	unsetenv("RGROUP_RUN_PID");
+	unsetenv("RGROUP_RUN_CONTROL");
 	if (!old || !(copy = strdup(old)) || !(out = calloc(1, strlen(old) + 1)))
 		return;
 	for (tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
@@ -1115,6 +1227,8 @@ __attribute__((constructor)) static void preload_init(void)
 	verbose = v && *v && strcmp(v, "0") != 0;
 	v = getenv("RGROUP_RUN_INHERIT");
 	inherit = !(v && strcmp(v, "0") == 0);
+	v = getenv("RGROUP_RUN_CONTROL");
+	control = !(v && strcmp(v, "0") == 0);
 	rgroup__run_init(&rules);
 	if (rgroup__run_add_text(&rules, text, "RGROUP_RUN_RULES", err, sizeof(err)) < 0 ||
 	    rgroup__run_check(&rules, err, sizeof(err)) < 0) {

@@ -134,25 +134,62 @@ static int vcpu_all_read(void *ctx, double *cpu, double *base)
 	return 0;
 }
 
-static void vcpu_split(void)
+/* The one CPU of this process's that the vCPU tests put them all on. */
+static int last_cpu(void)
 {
 	cpu_set_t mine;
-	int cpu = -1, bad = 0, samples = 0;
+	int cpu = -1;
+
+	sched_getaffinity(0, sizeof(mine), &mine);
+	for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; c--)
+		if (CPU_ISSET(c, &mine))
+			cpu = c;
+	return cpu;
+}
+
+/*
+ * Judge the split of one CPU between the vCPU pairs, CPU 0-1 in group
+ * vcpu/fast at nice 0 and CPU 2-3 in vcpu/slow at nice `slow_nice`. The
+ * model: the process's pool of one CPU; the vcpu group holds fast and
+ * slow, each with two busy threads. qemu's other threads are idle.
+ * Judged: the fast pair's part of the vCPUs' time.
+ */
+static void judge_split(struct rt_proc *p, const pid_t *tids, int slow_nice, const char *what)
+{
+	struct model m;
+	int pool, vcpu, fast, slow;
+
+	model_init(&m);
+	pool = model_add(&m, -1, 1024, 0);
+	vcpu = model_add(&m, pool, rgroup_nice_to_weight(0), 0);
+	fast = model_add(&m, vcpu, rgroup_nice_to_weight(0), 0);
+	slow = model_add(&m, vcpu, rgroup_nice_to_weight(slow_nice), 0);
+	for (int i = 0; i < 2; i++) {
+		model_add(&m, fast, 1024, 1.0);
+		model_add(&m, slow, 1024, 1.0);
+	}
+	model_run(&m, 1.0);
+	struct vcpu_ctx vc = { p->pid, tids };
+	struct rgt_judge j = {
+		.what = what, .n = 1, .label = { "fast vCPUs' part" }, .read = vcpu_read,
+		.ctx = &vc, .min_cpus = 0.2,
+		.fixed = { model_fraction(&m, fast) / (model_fraction(&m, fast) + model_fraction(&m, slow)) },
+	};
+	rgt_judge(&j, NULL);
+}
+
+static void vcpu_split(void)
+{
+	int cpu = last_cpu(), bad = 0, samples = 0;
 	char spec[64], w[NVCPU][PATH_MAX], main_w[PATH_MAX];
 	const char *args[] = { "-g", spec, "-g", "vcpu/fast=CPU [01]/TCG", "-g",
 			       "vcpu/slow=CPU [23]/TCG:nice=5", NULL };
 	struct rt_proc p;
 	pid_t tids[NVCPU], qmain;
 	double t0;
-	struct model m;
-	int pool, vcpu, fast, slow;
 
 	/* All four on one CPU: the kernel divides one CPU by weight exactly,
 	 * several by load balancing, which the model does not follow. */
-	sched_getaffinity(0, sizeof(mine), &mine);
-	for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; c--)
-		if (CPU_ISSET(c, &mine))
-			cpu = c;
 	snprintf(spec, sizeof(spec), "vcpu:cpus=%d", cpu);
 	if (start_qemu(&p, args, tids) < 0) {
 		CHECK(0, "qemu under rgroup run");
@@ -181,26 +218,47 @@ static void vcpu_split(void)
 	fprintf(stderr, "  %d samples of field 39, %d elsewhere\n", samples, bad);
 	CHECK(bad == 0, "a vCPU thread was seen off CPU %d %d times", cpu, bad);
 
-	/* The model: the process's pool of one CPU; the vcpu group holds fast
-	 * (nice 0) and slow (nice 5), each with two busy threads. qemu's other
-	 * threads are idle. Judged: the fast pair's part of the vCPUs' time. */
-	model_init(&m);
-	pool = model_add(&m, -1, 1024, 0);
-	vcpu = model_add(&m, pool, rgroup_nice_to_weight(0), 0);
-	fast = model_add(&m, vcpu, rgroup_nice_to_weight(0), 0);
-	slow = model_add(&m, vcpu, rgroup_nice_to_weight(5), 0);
-	for (int i = 0; i < 2; i++) {
-		model_add(&m, fast, 1024, 1.0);
-		model_add(&m, slow, 1024, 1.0);
+	judge_split(&p, tids, 5, "the vCPUs' split");
+	stop_qemu(&p);
+}
+
+/*
+ * rgroup set on a running qemu: the vCPU pairs start even (both groups at
+ * nice 0), then `rgroup set PID vcpu/slow nice=5` lowers one pair while
+ * the guest runs; the split measured before and after, each against the
+ * model.
+ */
+static void vcpu_set(void)
+{
+	char spec[64], pidarg[16];
+	const char *args[] = { "-g", spec, "-g", "vcpu/fast=CPU [01]/TCG", "-g",
+			       "vcpu/slow=CPU [23]/TCG", NULL };
+	struct rt_proc p, s;
+	pid_t tids[NVCPU];
+	char out[4096] = "", err[4096] = "";
+	int st;
+
+	snprintf(spec, sizeof(spec), "vcpu:cpus=%d", last_cpu());
+	if (start_qemu(&p, args, tids) < 0) {
+		CHECK(0, "qemu under rgroup run");
+		return;
 	}
-	model_run(&m, 1.0);
-	struct vcpu_ctx vc = { p.pid, tids };
-	struct rgt_judge j = {
-		.what = "the vCPUs' split", .n = 1, .label = { "fast vCPUs' part" }, .read = vcpu_read,
-		.ctx = &vc, .min_cpus = 0.2,
-		.fixed = { model_fraction(&m, fast) / (model_fraction(&m, fast) + model_fraction(&m, slow)) },
-	};
-	rgt_judge(&j, NULL);
+	rt_sleep(1.0);
+	judge_split(&p, tids, 0, "before rgroup set: the vCPUs' split, both pairs at nice 0");
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)p.pid);
+	char *argv[] = { (char *)rgroup_cmd, (char *)"set", pidarg, (char *)"vcpu/slow",
+			 (char *)"nice=5", NULL };
+	st = -1;
+	if (rt_spawn(&s, argv, NULL) == 0) {
+		rt_until(&s, "\x01", out, sizeof(out), 10.0);   /* all of it */
+		st = rt_finish(&s, 10.0);
+		rt_stderr(&s, err, sizeof(err));
+		close(s.err);
+	}
+	fprintf(stderr, "  rgroup set %s vcpu/slow nice=5: exit %d: %s%s", pidarg, st, out, err);
+	CHECK(st == 0 && strstr(out, "now has nice=5"), "rgroup set changes the running qemu's group");
+	rt_sleep(0.5);
+	judge_split(&p, tids, 5, "after rgroup set: the vCPUs' split, the slow pair at nice 5");
 	stop_qemu(&p);
 }
 
@@ -246,6 +304,7 @@ static void vcpu_cap(void)
 static const struct rgt_case cases[] = {
 	{ "vcpu_split", vcpu_split },
 	{ "vcpu_cap", vcpu_cap },
+	{ "vcpu_set", vcpu_set },
 };
 
 int main(int argc, char **argv)

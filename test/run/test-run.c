@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "control.h"
 #include "locate.h"
 #include "run-spec.h"
 #include "run-util.h"
@@ -866,6 +867,135 @@ static void tree_settings(void)
 	finish(&p);
 }
 
+/* ---- rgroup set ------------------------------------------------------------------------ */
+
+struct set_req {
+	const char *const *argv;   /* after "set PID" */
+	pid_t pid;
+};
+
+static void set_child(void *arg)
+{
+	const struct set_req *q = arg;
+	char *argv[12], pidarg[16];
+	int n = 0;
+
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)q->pid);
+	argv[n++] = (char *)rgroup_cmd;
+	argv[n++] = (char *)"set";
+	argv[n++] = pidarg;
+	for (int i = 0; q->argv[i] && n < 11; i++)
+		argv[n++] = (char *)q->argv[i];
+	argv[n] = NULL;
+	dup2(1, 2);
+	execv(rgroup_cmd, argv);
+	_exit(126);
+}
+
+/* `rgroup set PID ARGS...`: its exit status, its output in out. */
+static int set_cmd(pid_t pid, const char *const *argv, char *out, size_t len)
+{
+	struct set_req q = { argv, pid };
+	int st = rgt_capture(out, len, set_child, &q);
+
+	fprintf(stderr, "  rgroup set %d %s%s%s: exit %d: %s", (int)pid, argv[0], argv[1] ? " " : "",
+		argv[1] ? argv[1] : "", st, out);
+	return st;
+}
+
+/* As user nobody, straight to the program's socket: what it answers. */
+static void as_nobody(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+	char stat[1024], path[64], msg[RGROUP__CONTROL_LINE];
+	uint64_t start = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (rgroup__read_path(path, stat, sizeof(stat)) < 0 ||
+	    rgroup__parse_stat_starttime(stat, &start) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(3);
+	r = rgroup__control_call(pid, pid, start, "b", "nice=7", msg, sizeof(msg));
+	printf("%d %s\n", r, msg);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Group b's nice in `rgroup tree --json PID`, or -100. */
+static int nice_of_b(pid_t pid, char *out, size_t len)
+{
+	char pidarg[16];
+	char *args[] = { (char *)"tree", pidarg, (char *)"--json", NULL };
+	char *g;
+
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	if (rgroup_out(args, out, len) != 0 || !(g = strstr(out, "\"name\":\"busy-1\"")))
+		return -100;
+	while (g > out && strncmp(g, "{\"name\":", 8) != 0)
+		g--;   /* the start of the group's line */
+	return (int)number_after(g, "\"nice\":");
+}
+
+/*
+ * rgroup set changes a running program's group, and `rgroup tree` shows
+ * it; what cannot be done changes nothing and says why: no such group, a
+ * setting the rules cannot have, another user, a bad setting, a program
+ * run with --no-control. (That the change moves CPU time is measured on
+ * qemu, test-run-qemu.c.)
+ */
+static void set_running(void)
+{
+	static const char *const args[] = { "-g", "a=busy-0", "-g", "b=busy-1", NULL };
+	static const char *const noctl[] = { "--no-control", "-g", "a=busy-0", "-g", "b=busy-1", NULL };
+	static const char *const prog[] = { "spin", "2", NULL };
+	static char out[1 << 16];
+	struct rt_proc p;
+	struct report r;
+	pid_t pid, ctl;
+	int st, nice;
+
+	if (!start_placed(&p, &r, args, prog, "busy-1"))
+		return;
+	pid = p.pid;
+	st = set_cmd(pid, (const char *const[]){ "b", "nice=5", NULL }, out, sizeof(out));
+	CHECK(st == 0 && strstr(out, "group 'b' now has nice=5"), "set b nice=5: exit 0, says so");
+	for (double end = rt_now() + 10; (nice = nice_of_b(pid, out, sizeof(out))) != 5 && rt_now() < end;)
+		rt_sleep(0.3);   /* the governor publishes its state every 250 ms */
+	CHECK(nice == 5, "rgroup tree shows group b at nice 5 (got %d)", nice);
+	st = set_cmd(pid, (const char *const[]){ "b", "max=30%", NULL }, out, sizeof(out));
+	CHECK(st == 0 && strstr(out, "now has nice=5,max=30%"), "set b max=30%%: exit 0, keeps nice=5");
+	st = set_cmd(pid, (const char *const[]){ "b", "max=none", NULL }, out, sizeof(out));
+	CHECK(st == 0 && strstr(out, "now has nice=5\n"), "set b max=none lifts the cap");
+	st = set_cmd(pid, (const char *const[]){ "nosuch", "nice=1", NULL }, out, sizeof(out));
+	CHECK(st == 1 && strstr(out, "no group 'nosuch'"), "an unknown group: exit 1, says so");
+	st = set_cmd(pid, (const char *const[]){ "b", "cpus=1023", NULL }, out, sizeof(out));
+	CHECK(st == 1 && strstr(out, "nothing changed"), "CPUs the process may not use: exit 1, nothing changed");
+	st = set_cmd(pid, (const char *const[]){ "b", "nice=x", NULL }, out, sizeof(out));
+	CHECK(st == 2 && strstr(out, "a nice value is a whole number"), "a bad setting: exit 2 (usage)");
+	st = set_cmd(pid, (const char *const[]){ "b", NULL }, out, sizeof(out));
+	CHECK(st == 2, "no setting: exit 2 (usage)");
+	if (geteuid() == 0) {
+		st = rgt_capture(out, sizeof(out), as_nobody, &pid);
+		fprintf(stderr, "  as nobody: %s", out);
+		CHECK(st == 0 && atoi(out) == EPERM && strstr(out, "only the process's own user"),
+		      "another user is refused");
+	} else {
+		rgt_skip_case("not root: no other user to be refused");
+	}
+	nice = nice_of_b(pid, out, sizeof(out));
+	CHECK(nice == 5, "after the refusals group b is still at nice 5 (got %d)", nice);
+	finish(&p);
+	st = set_cmd(pid, (const char *const[]){ "b", "nice=1", NULL }, out, sizeof(out));
+	CHECK(st == 1, "a program that has exited: exit 1");
+
+	if (!start_placed(&p, &r, noctl, prog, "busy-1"))
+		return;
+	st = set_cmd(p.pid, (const char *const[]){ "b", "nice=5", NULL }, out, sizeof(out));
+	CHECK(st == 1 && strstr(out, "--no-control") && rt_threads(p.pid, "rgroup-ctl", &ctl, 1) == 0,
+	      "with --no-control: no thread rgroup-ctl, and set says it does not listen");
+	finish(&p);
+}
+
 /* ---- What cannot work gets a clear error -------------------------------------------- */
 
 struct usage_case {
@@ -982,6 +1112,7 @@ static const struct rgt_case cases[] = {
 	{ "gc_names", gc_names },
 	{ "tree_names", tree_names },
 	{ "tree_settings", tree_settings },
+	{ "set_running", set_running },
 	{ "errors", errors },
 };
 
