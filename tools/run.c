@@ -306,6 +306,48 @@ static int check_settings(char *err, size_t elen)
 	return 0;
 }
 
+/*
+ * A cap that can never bind is legal but does nothing: a group whose
+ * threads may use only N CPUs (its own set, its nearest ancestor's, else
+ * this process's) never runs more than N CPUs' worth, so a cap of N or
+ * more CPUs never holds it back. Said, not refused: the program runs as
+ * the rules say. The number of warnings.
+ */
+static int warn_caps(void)
+{
+	cpu_set_t mine;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
+		return 0;
+	for (unsigned int i = 0; i < rules.ngroups; i++) {
+		const struct rgroup__run_group *g = &rules.groups[i], *c;
+		char set[256], where[300];
+		int p = (int)i, ncpus;
+
+		if (!g->quota_us)
+			continue;
+		while (p >= 0 && !rules.groups[p].has_cpus)
+			p = rules.groups[p].parent;
+		c = p >= 0 ? &rules.groups[p] : NULL;
+		ncpus = CPU_COUNT(c ? &c->cpus : &mine);
+		if (!ncpus || g->quota_us < (uint64_t)ncpus * g->period_us)
+			continue;
+		rgroup__run_format_cpus(c ? &c->cpus : &mine, set, sizeof(set));
+		if (c == g)
+			snprintf(where, sizeof(where), "its cpus=%s", set);
+		else if (c)
+			snprintf(where, sizeof(where), "cpus=%s of '%s'", set, c->path);
+		else
+			snprintf(where, sizeof(where), "the CPUs this process may use, %s", set);
+		fprintf(stderr, "%s run: warning: group '%s': a cap of %.0f%% of one CPU never binds: its threads may use only %d CPU%s (%s)\n",
+			tool_name, g->path, 100.0 * (double)g->quota_us / (double)g->period_us, ncpus,
+			ncpus == 1 ? "" : "s", where);
+		n++;
+	}
+	return n;
+}
+
 /* ---- The plan ------------------------------------------------------------------ */
 
 static void print_group(int gi, int depth)
@@ -475,6 +517,7 @@ int cmd_run(int argc, char **argv)
 			return EXIT_FAIL;
 		bad = 1;
 	}
+	warn_caps();
 	if (find_preload(preload, sizeof(preload), err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s run: %s\n", tool_name, err);
 		if (!dry)

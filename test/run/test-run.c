@@ -1047,6 +1047,7 @@ static void errors(void)
 		{ "bad config", { "-c", bad_conf, "--", namer, NULL }, 2, ":2: rule 1" },
 		{ "config with a NUL byte", { "-c", nul_conf, "--", namer, NULL }, 2, ":2: a NUL byte" },
 		{ "dry run", { "-n", "-c", conf, "--", namer, "names", NULL }, 0, "RGROUP_RUN_RULES='work=work-*" },
+		{ "a cap that never binds (1024 CPUs)", { "-n", "-g", "x=y:max=102400%", "--", namer, NULL }, 0, "never binds" },
 		{ "setuid program", { "-g", "x=y", "--", suid, NULL }, 1, "secure-execution mode" },
 	};
 	size_t ncases = sizeof(cases) / sizeof(cases[0]);
