@@ -368,7 +368,10 @@ int cmd_gc(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		gc_state_files(&st, RGROUP__STATE_DIR, 0);
-		gc_names_files(&st, RGROUP__RUN_NAMES_DIR);
+		static const char *const dirs[] = RGROUP__RUN_NAMES_DIRS;
+
+		for (int i = 0; i < RGROUP__RUN_NAMES_NDIRS; i++)
+			gc_names_files(&st, dirs[i]);
 		r = gc_all(&st);
 	} else {
 		for (int i = optind; i < argc; i++) {

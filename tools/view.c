@@ -637,20 +637,22 @@ static void read_cpus(struct view *v)
  * them (run-spec.h): only a regular file of the process's owner. */
 static void read_labels(struct view *v, uid_t uid)
 {
+	static const char *const dirs[] = RGROUP__RUN_NAMES_DIRS;
 	char name[96], text[RGROUP__RUN_MAX_GROUPS * (RGROUP__RUN_PATH_LEN + 24 + 256) + 1];
 	struct stat sb;
-	int fd, n;
+	int fd, n = -1;
 
 	v->labels[0] = '\0';
 	if (rgroup__run_names_name(name, sizeof(name), v->pid, v->starttime, 0) < 0)
 		return;
-	snprintf(v->labels, sizeof(v->labels), "%s/%s", RGROUP__RUN_NAMES_DIR, name);
-	fd = open(v->labels, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	n = -1;
-	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == uid)
-		n = rgroup__read_fd(fd, text, sizeof(text));
-	if (fd >= 0)
-		close(fd);
+	for (int i = 0; i < RGROUP__RUN_NAMES_NDIRS && n < 0; i++) {
+		snprintf(v->labels, sizeof(v->labels), "%s/%s", dirs[i], name);
+		fd = open(v->labels, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == uid)
+			n = rgroup__read_fd(fd, text, sizeof(text));
+		if (fd >= 0)
+			close(fd);
+	}
 	if (n <= 0) {
 		v->labels[0] = '\0';
 		return;

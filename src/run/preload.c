@@ -271,12 +271,13 @@ static void check_handler(void)
 
 /*
  * The rules' names of the live groups, for `rgroup tree` and `rgroup top`
- * (run-spec.h: RGROUP__RUN_NAMES_DIR/rgroup-<pid>-<starttime>.names),
+ * (run-spec.h: DIR/rgroup-<pid>-<starttime>.names, in /dev/shm or /tmp),
  * replaced whole when a group is made (mu held), removed at exit. A fork
  * child has a name of its own. Best effort: a file that cannot be written
  * costs only the names in those tools.
  */
 static char names_path[96], names_tmp[96];
+static const char *names_dir;
 static pid_t names_pid;
 
 /* This process's start time (/proc/self/stat field 22): 0 or -1. */
@@ -303,10 +304,16 @@ static int names_file(void)
 		return names_path[0] ? 0 : -1;
 	names_pid = getpid();
 	names_path[0] = '\0';
-	if (self_start(&start) < 0 ||
+	static const char *const dirs[] = RGROUP__RUN_NAMES_DIRS;
+
+	names_dir = NULL;
+	for (int i = 0; i < RGROUP__RUN_NAMES_NDIRS && !names_dir; i++)
+		if (access(dirs[i], W_OK | X_OK) == 0)
+			names_dir = dirs[i];
+	if (!names_dir || self_start(&start) < 0 ||
 	    rgroup__run_names_name(name, sizeof(name), names_pid, start, 1) < 0)
 		return -1;
-	snprintf(names_tmp, sizeof(names_tmp), "%s/%s", RGROUP__RUN_NAMES_DIR, name);
+	snprintf(names_tmp, sizeof(names_tmp), "%s/%s", names_dir, name);
 	snprintf(names_path, sizeof(names_path), "%.*s", (int)(strlen(names_tmp) - 4), names_tmp);
 	return 0;
 }
@@ -343,7 +350,7 @@ static int names_owner_gone(int dir, const char *name)
  * library collects dead processes' groups when it starts). */
 static void collect_names(void)
 {
-	DIR *d = opendir(RGROUP__RUN_NAMES_DIR);
+	DIR *d = opendir(names_dir);
 	struct dirent *e;
 
 	if (!d)

@@ -144,7 +144,7 @@ int rgroup__run_change(const struct rgroup__run_rules *r, struct rgroup__run_rul
 /*
  * The rules' names of a process's groups, as its preload publishes them
  * for `rgroup tree` and `rgroup top` (which see only group ids): the file
- * RGROUP__RUN_NAMES_DIR/rgroup-<pid>-<starttime>.names, mode 0600, one
+ * DIR/rgroup-<pid>-<starttime>.names, mode 0600, one
  * line "ID PATH[ SETTINGS]" per group it made, replaced whole (rename) when a group is
  * made, removed at exit; a killed process's is collected by `rgroup gc`.
  * A group with settings has them after its path, as a SPEC writes them:
@@ -152,7 +152,10 @@ int rgroup__run_change(const struct rgroup__run_rules *r, struct rgroup__run_rul
  * The name, and back (tmp: the ".names.tmp" a writer renames): 0 or
  * -EINVAL / -ENAMETOOLONG.
  */
-#define RGROUP__RUN_NAMES_DIR "/dev/shm"
+/* DIR: the first of these that the writer may write in (a minimal system
+ * has no /dev/shm); readers and `rgroup gc` look in each. */
+#define RGROUP__RUN_NAMES_DIRS  { "/dev/shm", "/tmp" }
+#define RGROUP__RUN_NAMES_NDIRS 2
 int rgroup__run_names_name(char *out, size_t len, pid_t pid, uint64_t start, int tmp);
 int rgroup__run_parse_names_name(const char *name, pid_t *pid, uint64_t *start, int *tmp);
 
