@@ -49,9 +49,9 @@
  * itself and librgroup out of LD_PRELOAD and the rules out of the
  * environment as it loads. Under secure execution (setuid) it does
  * nothing. This library prints (stderr, "rgroup run: ..."); librgroup
- * never does.
+ * never does. Its other parts: the names file (preload-names.c) and
+ * `rgroup set` (preload-control.c); preload.h says what they share.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -65,14 +65,11 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "parse.h"
-#include "run-spec.h"
-#include "tree.h"
+#include "preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define STOPPED 125     /* exit status when the preload stops the program */
@@ -81,11 +78,11 @@ extern char *program_invocation_short_name;
 
 /* ---- What the rules say ---------------------------------------------------- */
 
-static struct rgroup__run_rules rules;
-/* Per group: its settings and the id of its rgroup while it lives. Ids
- * are read and written only with `mu` held (entries are serialized). */
-static struct rgroup__level levels[RGROUP__RUN_MAX_GROUPS];
-static int active, inherit = 1, verbose;
+/* preload.h says who reads and writes these */
+struct rgroup__run_rules preload_rules;
+struct rgroup__level preload_levels[RGROUP__RUN_MAX_GROUPS];
+int preload_verbose;
+static int active, inherit = 1;
 /* Why no backend can enforce the rules here (empty: one can); said once,
  * when a thread's name first matches a rule, and only then. */
 static char unable[512];
@@ -96,7 +93,7 @@ static unsigned char reported[RGROUP__RUN_MAX_GROUPS];
  * What each rule did, for the report at exit (report() below): per group,
  * the threads whose names took them in (the first few by id and name),
  * and those whose names matched but which stayed outside. Written with
- * `mu` held (or, with no backend, atomically); read at exit without it.
+ * `preload_mu` held (or, with no backend, atomically); read at exit without it.
  */
 #define REPORT_NAMES 4
 static struct took {
@@ -128,8 +125,6 @@ static int from_lib(const void *ret)
 	return (uintptr_t)ret - lib_lo < lib_hi - lib_lo;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /*
  * The function a wrapper stands in for, looked up on its first call and
  * kept: another library's constructor, or code before ours ran, may call
@@ -153,7 +148,7 @@ static void *next_fn(void **slot, const char *name, const char *version)
 		f = dlsym(RTLD_NEXT, name);
 	}
 	if (!f) {
-		say("cannot find %s, which it stands in for (%s)", name, dlerror());
+		preload_say("cannot find %s, which it stands in for (%s)", name, dlerror());
 		_exit(STOPPED);
 	}
 	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
@@ -163,7 +158,7 @@ static void *next_fn(void **slot, const char *name, const char *version)
 #define REAL(name) ((__typeof__(real_##name))next_fn((void **)&real_##name, #name, NULL))
 #define LIB(name, version) ((__typeof__(lib_##name))next_fn((void **)&lib_##name, #name, version))
 
-static void say(const char *fmt, ...)
+void preload_say(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -182,7 +177,7 @@ static void say(const char *fmt, ...)
 /*
  * One per thread started through pthread_create() (from a pool, put back
  * by the last of the thread and its creator to let go of it), and one in
- * TLS for any other thread (the main thread is listed too). `mu` guards
+ * TLS for any other thread (the main thread is listed too). `preload_mu` guards
  * the table and the pool, and every entry into a group.
  */
 struct pslot {
@@ -201,7 +196,7 @@ struct pslot {
 };
 
 #define NBUCKETS 1024
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t preload_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct pslot *table[NBUCKETS];
 static pthread_key_t key;
 static struct pslot main_slot;
@@ -264,259 +259,37 @@ static void check_handler(void)
 	if (!gov_handler || !(sig = rgroup__enter_signal()) ||
 	    REAL(sigaction)(sig, NULL, &now) < 0 || (void *)now.sa_sigaction == gov_handler)
 		return;
-	say("%s replaced the handler of signal %d (SIGRTMIN+%d), which the governor pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL set to another offset, or on a cgroup backend",
+	preload_say("%s replaced the handler of signal %d (SIGRTMIN+%d), which the governor pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL set to another offset, or on a cgroup backend",
 	    program_invocation_short_name, sig, sig - SIGRTMIN);
 	_exit(STOPPED);
 }
 
-/*
- * The rules' names of the live groups, for `rgroup tree` and `rgroup top`
- * (run-spec.h: DIR/rgroup-<pid>-<starttime>.names, in /dev/shm or /tmp),
- * replaced whole when a group is made (mu held), removed at exit. A fork
- * child has a name of its own. Best effort: a file that cannot be written
- * costs only the names in those tools.
- */
-static char names_path[96], names_tmp[96];
-static const char *names_dir;
-static pid_t names_pid;
-
-/* This process's start time (/proc/self/stat field 22): 0 or -1. */
-static int self_start(uint64_t *start)
-{
-	char stat[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	stat[n] = '\0';
-	return rgroup__parse_stat_starttime(stat, start) < 0 ? -1 : 0;
-}
-
-static int names_file(void)
-{
-	char name[64];
-	uint64_t start;
-
-	if (names_pid == getpid())
-		return names_path[0] ? 0 : -1;
-	names_pid = getpid();
-	names_path[0] = '\0';
-	static const char *const dirs[] = RGROUP__RUN_NAMES_DIRS;
-
-	names_dir = NULL;
-	for (int i = 0; i < RGROUP__RUN_NAMES_NDIRS && !names_dir; i++)
-		if (access(dirs[i], W_OK | X_OK) == 0)
-			names_dir = dirs[i];
-	if (!names_dir || self_start(&start) < 0 ||
-	    rgroup__run_names_name(name, sizeof(name), names_pid, start, 1) < 0)
-		return -1;
-	snprintf(names_tmp, sizeof(names_tmp), "%s/%s", names_dir, name);
-	snprintf(names_path, sizeof(names_path), "%.*s", (int)(strlen(names_tmp) - 4), names_tmp);
-	return 0;
-}
-
-/* Is the owner of names file `name` (this user's, in dir) gone? Its pid
- * with its start time, so that a reused pid is not taken for it. */
-static int names_owner_gone(int dir, const char *name)
-{
-	char path[64], stat[1024];
-	uint64_t start, now;
-	struct stat sb;
-	pid_t pid;
-	ssize_t n;
-	int tmp, fd;
-
-	if (rgroup__run_parse_names_name(name, &pid, &start, &tmp) < 0 ||
-	    fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_uid != geteuid())
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;   /* cannot tell: it stays */
-	stat[n] = '\0';
-	return rgroup__parse_stat_starttime(stat, &now) == 0 && now != start;
-}
-
-/* Once per process, as it writes its first names file: the files of this
- * user's processes that were killed, or ended with _exit, go (as the
- * library collects dead processes' groups when it starts). */
-static void collect_names(void)
-{
-	DIR *d = opendir(names_dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (names_owner_gone(dirfd(d), e->d_name))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-}
-
-static void publish_names(void)
-{
-	char text[RGROUP__RUN_MAX_GROUPS * (RGROUP__RUN_PATH_LEN + 24 + 256)];
-	size_t off = 0;
-	int fd;
-
-	static pid_t collected;
-
-	if (names_file() < 0)
-		return;
-	if (collected != names_pid) {
-		collected = names_pid;
-		collect_names();
-	}
-	for (unsigned int g = 0; g < rules.ngroups; g++) {
-		char set[256];
-
-		if (!levels[g].id || rgroup__run_format_settings(&rules.groups[g], set, sizeof(set)) < 0)
-			continue;
-		off += (size_t)snprintf(text + off, sizeof(text) - off, "%llu %s%s%s\n",
-					 (unsigned long long)levels[g].id, rules.groups[g].path,
-					 set[0] ? " " : "", set);
-	}
-	fd = open(names_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	if (write(fd, text, off) != (ssize_t)off || close(fd) < 0 || rename(names_tmp, names_path) < 0)
-		unlink(names_tmp);
-}
-
-/*
- * `rgroup set` (control.h): a thread, "rgroup-ctl", answers on the
- * process's control socket from the first time a thread's name matches a
- * rule (a program whose names match nothing gets no thread), unless
- * --no-control (RGROUP_RUN_CONTROL=0). It is started by the thread that
- * enters the first group, before it enters, so that it is born outside
- * every group (the native kernel keeps a thread in its creator's); it
- * is one of the library's helpers (every signal blocked, fork-safe).
- * A fork child starts its own, for its own groups.
- */
-static int control = 1, control_fd = -1;
-static pid_t control_pid;
-static struct rgroup__run_rules changed;   /* mu held */
-
-static const char *why(int r)
-{
-	return r == -EACCES ? " (below the nice the program may give: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE in the program)" :
-	       r == -EPERM ? " (outside what its parent, or the process, may use)" :
-	       r == -EBUSY ? " (a child group's own setting would no longer lie within it: change the child first)" : "";
-}
-
-static int control_apply(const char *path, const char *settings, char *msg, size_t len)
-{
-	struct rgroup__run_group *ng;
-	struct rgroup__level l;
-	unsigned int what, how = 0;
-	char now[256] = "";
-	int g, r = 0;
-
-	pthread_mutex_lock(&mu);
-	g = rgroup__run_change(&rules, &changed, path, settings, &what, msg, len);
-	if (g < 0) {
-		pthread_mutex_unlock(&mu);
-		return g;
-	}
-	ng = &changed.groups[g];
-	l = levels[g];
-	l.has_nice = ng->has_nice;
-	l.nice = ng->nice;
-	l.cpus = ng->has_cpus ? &ng->cpus : NULL;
-	l.quota_us = ng->quota_us;
-	l.period_us = ng->period_us;
-	how |= what & RGROUP__RUN_NICE ? RGROUP__CHANGE_NICE : 0;
-	how |= what & RGROUP__RUN_CPUS ? RGROUP__CHANGE_CPUS : 0;
-	how |= what & RGROUP__RUN_MAX ? RGROUP__CHANGE_CAP : 0;
-	if (l.id)
-		r = rgroup__enter_change(l.id, &l, how);
-	if (r == -ESRCH)
-		levels[g].id = 0;   /* gone: the next one made gets the settings */
-	else if (r < 0) {
-		snprintf(msg, len, "group '%s': %s%s; nothing changed", path, strerror(-r), why(r));
-		pthread_mutex_unlock(&mu);
-		return r;
-	}
-	rules.groups[g] = *ng;
-	levels[g].has_nice = ng->has_nice;
-	levels[g].nice = ng->nice;
-	levels[g].cpus = ng->has_cpus ? &rules.groups[g].cpus : NULL;
-	levels[g].quota_us = ng->quota_us;
-	levels[g].period_us = ng->period_us;
-	rgroup__run_format_settings(ng, now, sizeof(now));
-	snprintf(msg, len, "group '%s' now has %s%s", path, now[0] ? now : "no settings of its own",
-		 levels[g].id ? "" : " (it has no thread now: the next group made for it gets them)");
-	if (levels[g].id)
-		publish_names();
-	if (verbose)
-		say("rgroup set: %s", msg);
-	pthread_mutex_unlock(&mu);
-	return 0;
-}
-
-static void *control_main(void *unused)
-{
-	(void)unused;
-	/* Past the wrappers: this name is not the program's to match. */
-	syscall(SYS_prctl, PR_SET_NAME, "rgroup-ctl", 0, 0, 0);
-	rgroup__control_serve(control_fd, control_apply);
-	return NULL;
-}
-
-/* Once per process, from the first entry, mu held. Best effort: without
- * it the program runs as the rules say, only `rgroup set` cannot reach
- * it (and says so). */
-static void control_start(void)
-{
-	uint64_t start;
-	int fd;
-
-	if (!control || control_pid == getpid())
-		return;
-	control_pid = getpid();
-	if (self_start(&start) < 0 || (fd = rgroup__control_listen(control_pid, start)) < 0)
-		return;
-	control_fd = fd;
-	if (rgroup__start_helper(control_main) < 0) {
-		close(fd);
-		control_fd = -1;
-	}
-}
-
-/* Thread `who` (NULL: the caller; tid for messages) enters group g. mu held. */
+/* Thread `who` (NULL: the caller; tid for messages) enters group g. preload_mu held. */
 static int enter(int g, void *who, pid_t tid, const char *name)
 {
 	struct rgroup__level chain[RGROUP__RUN_MAX_DEPTH];
 	int idx[RGROUP__RUN_MAX_DEPTH], depth = 0, r;
 
-	if (g < 0 || (unsigned int)g >= rules.ngroups)
+	if (g < 0 || (unsigned int)g >= preload_rules.ngroups)
 		return -EINVAL;   /* rgroup__run_match() gives none such */
 	check_handler();
 	control_start();
-	for (int i = g; i >= 0; i = rules.groups[i].parent)
+	for (int i = g; i >= 0; i = preload_rules.groups[i].parent)
 		depth++;
-	for (int i = g, k = depth; i >= 0; i = rules.groups[i].parent) {
+	for (int i = g, k = depth; i >= 0; i = preload_rules.groups[i].parent) {
 		idx[--k] = i;
-		chain[k] = levels[i];
+		chain[k] = preload_levels[i];
 	}
 	r = rgroup__enter(chain, (unsigned int)depth, who);
 	if (r == 0) {
 		int made = 0;
 
 		for (int k = 0; k < depth; k++) {
-			made |= levels[idx[k]].id != chain[k].id;
-			levels[idx[k]].id = chain[k].id;
+			made |= preload_levels[idx[k]].id != chain[k].id;
+			preload_levels[idx[k]].id = chain[k].id;
 		}
 		struct took *t = &took[g];
-		unsigned int in = t->in;   /* written only here, mu held */
+		unsigned int in = t->in;   /* written only here, preload_mu held */
 
 		if (in < REPORT_NAMES) {
 			t->tid[in] = tid;
@@ -524,14 +297,14 @@ static int enter(int g, void *who, pid_t tid, const char *name)
 		}
 		t->in = in + 1;
 		if (made)
-			publish_names();
-		if (verbose)
-			say("thread %d '%s' -> %s", (int)tid, name, rules.groups[g].path);
+			names_publish();
+		if (preload_verbose)
+			preload_say("thread %d '%s' -> %s", (int)tid, name, preload_rules.groups[g].path);
 	} else if (r != -EEXIST && __atomic_add_fetch(&took[g].outside, 1, __ATOMIC_RELAXED) &&
 		   !reported[g]) {
 		reported[g] = 1;
-		say("thread %d '%s' stays outside group '%s': %s%s", (int)tid, name,
-		    rules.groups[g].path, strerror(-r),
+		preload_say("thread %d '%s' stays outside group '%s': %s%s", (int)tid, name,
+		    preload_rules.groups[g].path, strerror(-r),
 		    r == -EACCES ? " (its nice is below the thread's: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE)" :
 		    r == -EPERM ? " (its cpus are outside what the process may use)" : "");
 	}
@@ -563,13 +336,13 @@ static void open_to_governor(pid_t tid, const char *name)
 		return;
 	sigemptyset(&set);
 	sigaddset(&set, sig);
-	if (real_pthread_sigmask(SIG_UNBLOCK, &set, &old) == 0 && sigismember(&old, sig) && verbose)
-		say("thread %d '%s' blocked signal %d, which the governor pauses threads with: unblocked",
+	if (real_pthread_sigmask(SIG_UNBLOCK, &set, &old) == 0 && sigismember(&old, sig) && preload_verbose)
+		preload_say("thread %d '%s' blocked signal %d, which the governor pauses threads with: unblocked",
 		    (int)tid, name, sig);
 }
 
 /* A thread entered by another: its mask is its own. Says so if it blocks
- * the governor's signal (from /proc: SigBlk). mu held. */
+ * the governor's signal (from /proc: SigBlk). preload_mu held. */
 static void check_blocked(pid_t tid, const char *name, int g)
 {
 	char path[64], text[4096], *p;
@@ -591,8 +364,8 @@ static void check_blocked(pid_t tid, const char *name, int g)
 	    !(mask & (1ull << (sig - 1))))
 		return;
 	reported[g] = 1;
-	say("thread %d '%s' (named by another thread) blocks signal %d: the governor cannot pause it, so its group '%s' gets no share or cap from it; a cgroup backend has no such limit",
-	    (int)tid, name, sig, rules.groups[g].path);
+	preload_say("thread %d '%s' (named by another thread) blocks signal %d: the governor cannot pause it, so its group '%s' gets no share or cap from it; a cgroup backend has no such limit",
+	    (int)tid, name, sig, preload_rules.groups[g].path);
 }
 
 static long tid_offset = -1;   /* see find_tid_offset() */
@@ -628,17 +401,17 @@ static void enter_self(struct pslot *me, int g, const char *name)
 	 * a thread must call as little of the C library as it can. */
 	if (owner && owner != tid) {
 		if (!__atomic_exchange_n(&said_shared, 1, __ATOMIC_ACQ_REL))
-			say("thread %d '%s' was made by clone(CLONE_THREAD) without CLONE_SETTLS: it shares the thread-local storage of thread %d, so it cannot be told from that thread; it stays outside group '%s' (create it with pthread_create, or give it TLS of its own)",
-			    (int)tid, name, (int)owner, rules.groups[g].path);
+			preload_say("thread %d '%s' was made by clone(CLONE_THREAD) without CLONE_SETTLS: it shares the thread-local storage of thread %d, so it cannot be told from that thread; it stays outside group '%s' (create it with pthread_create, or give it TLS of its own)",
+			    (int)tid, name, (int)owner, preload_rules.groups[g].path);
 		return;
 	}
 	if (__atomic_load_n(&me->grouped, __ATOMIC_ACQUIRE))
 		return;     /* rule 2: once in a group, a name changes nothing */
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 	r = enter(g, NULL, tid, name);
 	if (r == 0 || r == -EEXIST)
 		__atomic_store_n(&me->grouped, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 	if (r == 0)
 		open_to_governor(tid, name);
 }
@@ -654,27 +427,27 @@ static void named(pthread_t t, const char *name)
 	memcpy(comm, name, n);
 	comm[n] = '\0';
 	__atomic_add_fetch(&names_seen, 1, __ATOMIC_RELAXED);
-	g = rgroup__run_match(&rules, comm);
+	g = rgroup__run_match(&preload_rules, comm);
 	if (g < 0)
 		return;     /* matches nothing: stays where it is */
 	if (!active) {
 		__atomic_add_fetch(&took[g].outside, 1, __ATOMIC_RELAXED);
 		if (!__atomic_exchange_n(&unable_said, 1, __ATOMIC_ACQ_REL))
-			say("thread '%s' of %s matches group '%s', but no backend can enforce rgroups here: %s; its threads stay where they are",
-			    comm, program_invocation_short_name, rules.groups[g].path, unable);
+			preload_say("thread '%s' of %s matches group '%s', but no backend can enforce rgroups here: %s; its threads stay where they are",
+			    comm, program_invocation_short_name, preload_rules.groups[g].path, unable);
 		return;
 	}
 	if (pthread_equal(t, pthread_self())) {
 		enter_self(self_slot(), g, comm);
 		return;
 	}
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 	s = slot_find(t);
 	if (!s) {
 		if (!reported[g]) {
 			reported[g] = 1;
-			say("thread '%s' was named by another thread and was not started through pthread_create() with this library loaded: it stays outside group '%s'",
-			    comm, rules.groups[g].path);
+			preload_say("thread '%s' was named by another thread and was not started through pthread_create() with this library loaded: it stays outside group '%s'",
+			    comm, preload_rules.groups[g].path);
 		}
 	} else if (__atomic_load_n(&s->grouped, __ATOMIC_ACQUIRE)) {
 		/* rule 2 */
@@ -691,7 +464,7 @@ static void named(pthread_t t, const char *name)
 			__atomic_store_n(&s->grouped, 1, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 }
 
 /* ---- pthread_create ------------------------------------------------------------- */
@@ -700,7 +473,7 @@ static void named(pthread_t t, const char *name)
  * Slots come from a pool, refilled by creators, never freed to malloc by
  * the thread that exits: a thread that frees memory gets glibc's per-thread
  * malloc cache, which for a thread that does nothing else costs more than
- * all the rest here (docs/BENCHMARKS.md). mu held.
+ * all the rest here (docs/BENCHMARKS.md). preload_mu held.
  */
 static struct pslot *pool;
 
@@ -734,7 +507,7 @@ static void slot_gone(void *p)
 {
 	struct pslot *s = p;
 
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 	if (s->linked) {
 		slot_unlink(s);
 		/* Entered by another thread: the library tracks it through
@@ -745,7 +518,7 @@ static void slot_gone(void *p)
 	} else {
 		s->gone = 1;      /* the creator puts it back */
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 	myslot = NULL;
 }
 
@@ -776,16 +549,16 @@ static void *start(void *p)
 	pthread_setspecific(key, s);
 	if (tid_offset < 0) {
 		pid_t tid = (pid_t)syscall(SYS_gettid);
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&preload_mu);
 		s->tid = s->core.tid = tid;
 		pending = s->pending;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&preload_mu);
 	} else {
 		/* The creator knew the id: nobody leaves it a pending group
 		 * after it is listed, and the creator lists it when it knows. */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&preload_mu);
 		pending = s->pending;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&preload_mu);
 	}
 	if (pending >= 0)
 		enter_self(s, pending, s->pending_name);
@@ -799,9 +572,9 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 	if (!active || from_lib(__builtin_return_address(0)))
 		return REAL(pthread_create)(t, attr, fn, arg);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 	s = slot_get();
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
@@ -809,7 +582,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 	s->grouped = __atomic_load_n(&self_slot()->grouped, __ATOMIC_ACQUIRE);
 	/* Rule 1: born in its creator's group. */
 	r = s->grouped ? rgroup_thread_create(t, attr, 0, start, s) : REAL(pthread_create)(t, attr, start, s);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 	if (r || s->gone) {
 		slot_put(s);    /* not started, or come and gone already */
 	} else {
@@ -818,7 +591,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 			s->tid = s->core.tid = *(const pid_t *)((const char *)*t + tid_offset);
 		slot_link(s);
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 	return r;
 }
 
@@ -872,7 +645,7 @@ static int guard(int sig, void *handler, const void *ret)
 		return 0;
 	if (handler == (void *)SIG_DFL || handler == (void *)SIG_IGN)
 		return gov_handler != NULL;
-	say("%s installs a handler for signal %d (SIGRTMIN+%d), which the governor backend pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL=N for a real-time signal offset N it leaves alone (0..%d), or on a cgroup backend (see rgroup doctor)",
+	preload_say("%s installs a handler for signal %d (SIGRTMIN+%d), which the governor backend pauses threads with; run it with RGROUP_GOVERNOR_SIGNAL=N for a real-time signal offset N it leaves alone (0..%d), or on a cgroup backend (see rgroup doctor)",
 	    program_invocation_short_name, sig, sig - SIGRTMIN, SIGRTMAX - SIGRTMIN);
 	_exit(STOPPED);
 }
@@ -957,15 +730,15 @@ extern char **environ;
  */
 static int names_exec(int r)
 {
-	if (names_pid == getpid() && names_path[0]) {
-		pthread_mutex_lock(&mu);
-		publish_names();
-		pthread_mutex_unlock(&mu);
+	if (names_written()) {
+		pthread_mutex_lock(&preload_mu);
+		names_publish();
+		pthread_mutex_unlock(&preload_mu);
 	}
 	return r;
 }
 
-#define BEFORE_EXEC() ((void)(names_pid == getpid() && names_path[0] && unlink(names_path)))
+#define BEFORE_EXEC() names_remove()
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -1064,12 +837,12 @@ EXEC_LIST(execle, WITH_ENV)
 
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&preload_mu);
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&preload_mu);
 }
 
 /* The child: outside every group (the library's handler, which runs
@@ -1087,17 +860,15 @@ static void fork_child(void)
 	memset(&me->core, 0, sizeof(me->core));   /* the parent's tree's */
 	me->tid = me->core.tid = (pid_t)syscall(SYS_gettid);
 	slot_link(me);
-	for (unsigned int g = 0; g < rules.ngroups; g++)
-		levels[g].id = 0;
+	for (unsigned int g = 0; g < preload_rules.ngroups; g++)
+		preload_levels[g].id = 0;
 	memset(reported, 0, sizeof(reported));
 	memset(took, 0, sizeof(took));
 	names_seen = 0;
 	if (!inherit)
 		active = 0;
-	if (control_fd >= 0)
-		close(control_fd);   /* the parent's: its thread is not here */
-	control_fd = -1;
-	pthread_mutex_unlock(&mu);
+	control_fork_child();
+	pthread_mutex_unlock(&preload_mu);
 }
 
 /* ---- Loading -------------------------------------------------------------------------- */
@@ -1176,17 +947,16 @@ __attribute__((destructor)) static void report(void)
 
 	if (!have_rules)
 		return;
-	if (names_pid == getpid() && names_path[0])
-		unlink(names_path);
-	for (unsigned int g = 0; g < rules.ngroups; g++)
-		idle += rules.groups[g].npatterns && !__atomic_load_n(&took[g].in, __ATOMIC_RELAXED);
-	if (!verbose && (!idle || getpid() != started))
+	names_remove();
+	for (unsigned int g = 0; g < preload_rules.ngroups; g++)
+		idle += preload_rules.groups[g].npatterns && !__atomic_load_n(&took[g].in, __ATOMIC_RELAXED);
+	if (!preload_verbose && (!idle || getpid() != started))
 		return;
 	if (!seen)
-		say("%s (pid %d) named no thread: no rule can match (rgroup run places only threads a program names)",
+		preload_say("%s (pid %d) named no thread: no rule can match (rgroup run places only threads a program names)",
 		    program_invocation_short_name, (int)getpid());
-	for (unsigned int g = 0; g < rules.ngroups; g++) {
-		const struct rgroup__run_group *rg = &rules.groups[g];
+	for (unsigned int g = 0; g < preload_rules.ngroups; g++) {
+		const struct rgroup__run_group *rg = &preload_rules.groups[g];
 		unsigned int in = __atomic_load_n(&took[g].in, __ATOMIC_RELAXED);
 		unsigned int out = __atomic_load_n(&took[g].outside, __ATOMIC_RELAXED);
 		char list[REPORT_NAMES * 32 + 8] = "", more[48] = "";
@@ -1202,10 +972,10 @@ __attribute__((destructor)) static void report(void)
 		if (out)
 			snprintf(more, sizeof(more), "; %u more matched but stayed outside", out);
 		if (in)
-			say("rule %u, group '%s': took %u thread%s%s%s", rg->origin, rg->path, in,
+			preload_say("rule %u, group '%s': took %u thread%s%s%s", rg->origin, rg->path, in,
 			    in == 1 ? "" : "s", list, more);
 		else
-			say("rule %u, group '%s': took no thread%s", rg->origin, rg->path, more);
+			preload_say("rule %u, group '%s': took no thread%s", rg->origin, rg->path, more);
 	}
 }
 
@@ -1231,23 +1001,22 @@ __attribute__((constructor)) static void preload_init(void)
 	if (getauxval(AT_SECURE) || !(text = secure_getenv("RGROUP_RUN_RULES")))
 		return;
 	v = getenv("RGROUP_RUN_VERBOSE");
-	verbose = v && *v && strcmp(v, "0") != 0;
+	preload_verbose = v && *v && strcmp(v, "0") != 0;
 	v = getenv("RGROUP_RUN_INHERIT");
 	inherit = !(v && strcmp(v, "0") == 0);
-	v = getenv("RGROUP_RUN_CONTROL");
-	control = !(v && strcmp(v, "0") == 0);
-	rgroup__run_init(&rules);
-	if (rgroup__run_add_text(&rules, text, "RGROUP_RUN_RULES", err, sizeof(err)) < 0 ||
-	    rgroup__run_check(&rules, err, sizeof(err)) < 0) {
-		say("%s", err);
+	control_init();
+	rgroup__run_init(&preload_rules);
+	if (rgroup__run_add_text(&preload_rules, text, "RGROUP_RUN_RULES", err, sizeof(err)) < 0 ||
+	    rgroup__run_check(&preload_rules, err, sizeof(err)) < 0) {
+		preload_say("%s", err);
 		_exit(STOPPED);
 	}
 	v = getenv("RGROUP_RUN_PID");
 	started = v ? (pid_t)atoi(v) : 0;
 	have_rules = 1;
-	for (unsigned int g = 0; g < rules.ngroups; g++) {
-		const struct rgroup__run_group *rg = &rules.groups[g];
-		levels[g] = (struct rgroup__level){ .has_nice = rg->has_nice, .nice = rg->nice,
+	for (unsigned int g = 0; g < preload_rules.ngroups; g++) {
+		const struct rgroup__run_group *rg = &preload_rules.groups[g];
+		preload_levels[g] = (struct rgroup__level){ .has_nice = rg->has_nice, .nice = rg->nice,
 			.cpus = rg->has_cpus ? &rg->cpus : NULL,
 			.quota_us = rg->quota_us, .period_us = rg->period_us };
 	}
@@ -1270,13 +1039,13 @@ __attribute__((constructor)) static void preload_init(void)
 		rgroup_probe(NULL, unable, sizeof(unable));
 		if (!unable[0])
 			snprintf(unable, sizeof(unable), "no backend");
-		if (verbose)
-			say("no backend can enforce rgroups in %s: %s; its threads stay where they are",
+		if (preload_verbose)
+			preload_say("no backend can enforce rgroups in %s: %s; its threads stay where they are",
 			    program_invocation_short_name, unable);
 		return;
 	}
 	if (pthread_key_create(&key, slot_gone) != 0) {
-		say("no thread-specific key left: %s runs without its rules", program_invocation_short_name);
+		preload_say("no thread-specific key left: %s runs without its rules", program_invocation_short_name);
 		return;
 	}
 	find_tid_offset();
@@ -1287,7 +1056,7 @@ __attribute__((constructor)) static void preload_init(void)
 	slot_link(&main_slot);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	active = 1;
-	if (verbose)
-		say("%s: %u groups, backend %s%s", program_invocation_short_name, rules.ngroups,
+	if (preload_verbose)
+		preload_say("%s: %u groups, backend %s%s", program_invocation_short_name, preload_rules.ngroups,
 		    rgroup_backend(), inherit ? "" : ", not for its children");
 }
