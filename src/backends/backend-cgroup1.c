@@ -179,6 +179,24 @@ static int c1_moved(void *priv)
 	return r;
 }
 
+static void c1_exit_move(void *priv)
+{
+	struct c1 *c1 = priv;
+
+	rgroup__cg_exit_move(&c1->cg);
+	if (c1->cg.cpuset == 1)
+		rgroup__cg_exit_move(&c1->cs.cg);
+}
+
+static void c1_exit_remove(void *priv, const struct rgroup__node *n)
+{
+	struct c1 *c1 = priv;
+
+	rgroup__cg_exit_remove(&c1->cg, n);
+	if (c1->cg.cpuset == 1)
+		rgroup__cs_exit_remove(&c1->cs, n);
+}
+
 static void c1_fork_child(void *priv)
 {
 	struct c1 *c1 = priv;
@@ -252,6 +270,8 @@ const struct rgroup__backend rgroup__backend_cgroup1 = {
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = c1_fork_child,
+	.exit_move = c1_exit_move,
+	.exit_remove = c1_exit_remove,
 	.place_self = c1_place_self,
 	.set_cpus = c1_set_cpus,
 	.set_cap = c1_set_cap,

@@ -270,6 +270,16 @@ static int c2_evacuate(void *priv, const struct rgroup__node *n)
 	return rgroup__cg_evacuate(priv, n);
 }
 
+static void c2_exit_move(void *priv)
+{
+	rgroup__cg_exit_move(priv);
+}
+
+static void c2_exit_remove(void *priv, const struct rgroup__node *n)
+{
+	rgroup__cg_exit_remove(priv, n);
+}
+
 static void c2_fork_child(void *priv)
 {
 	struct rgroup__cg *cg = priv;
@@ -373,6 +383,8 @@ const struct rgroup__backend rgroup__backend_cgroup2 = {
 	.group_of = rgroup__cg_group_of,
 	.info = rgroup__cg_info,
 	.fork_child = c2_fork_child,
+	.exit_move = c2_exit_move,
+	.exit_remove = c2_exit_remove,
 	.place_self = rgroup__cg_place_self,
 	.set_cpus = c2_set_cpus,
 	.set_cap = c2_set_cap,

@@ -105,6 +105,14 @@ struct rgroup__backend {
 	 * calling process into the sgroup and let go of the backend's and the
 	 * nodes' resources (rgroup__for_each_node()). NULL: nothing to do. */
 	void (*fork_child)(void *priv);
+	/* The process ends without its destructors (_exit; exit.c), with the
+	 * core lock held: exit_move puts the whole process into the sgroup,
+	 * then exit_remove removes each group's directories (every node,
+	 * spares too, children first). Async-signal-safe: no allocation, no
+	 * cache, no lock. NULL: nothing would be left behind, or what is
+	 * left is collected by the next start (the governor's state file). */
+	void (*exit_move)(void *priv);
+	void (*exit_remove)(void *priv, const struct rgroup__node *n);
 	/* Move the calling thread into n (NULL: the sgroup). For exec, which
 	 * may run in a vfork child: async-signal-safe, takes no lock; with n
 	 * (a failed exec) the caller may hold the core lock. NULL: the kernel

@@ -191,6 +191,14 @@ int rgroup__cs_evacuate(struct rgroup__cs *cs, const struct rgroup__node *n)
 	return r < 0 ? r : rgroup__cg_move_all(rgroup__cg_dirfd(&cs->cg), file, tasksfd(cs));
 }
 
+void rgroup__cs_exit_remove(struct rgroup__cs *cs, const struct rgroup__node *n)
+{
+	const struct rgroup__c1_node *c = rgroup__c1_node(n);
+
+	if (c->mirror)
+		rgroup__cg_rmdir(rgroup__cg_dirfd(&cs->cg), c->cg.name);
+}
+
 void rgroup__cs_fork_child(struct rgroup__cs *cs)
 {
 	rgroup__cg_fork_child(&cs->cg);

@@ -63,6 +63,8 @@ int rgroup__cs_evacuate(struct rgroup__cs *cs, const struct rgroup__node *n);
 /* Fork child (async-signal-safe): the process back in its cpuset group,
  * every descriptor of ours closed. */
 void rgroup__cs_fork_child(struct rgroup__cs *cs);
+/* At _exit (backend.h: exit_remove): n's cpuset directory, if it has one. */
+void rgroup__cs_exit_remove(struct rgroup__cs *cs, const struct rgroup__node *n);
 /* exec (async-signal-safe, no lock): the caller into n's cpuset
  * directory, or (NULL) back into the process's cpuset group. */
 int rgroup__cs_place_self(struct rgroup__cs *cs, const struct rgroup__node *n);

@@ -752,6 +752,20 @@ void rgroup__cg_fork_child(void *priv)
 
 /* Into n's group through its own file, opened by path for this write:
  * the cache's descriptors are the parent's to manage (vfork child). */
+void rgroup__cg_exit_move(struct rgroup__cg *cg)
+{
+	/* Every thread at once: cgroup.procs moves the whole process. */
+	if (cg->dir[0])
+		write_self(cg, &cg->procs, "cgroup.procs", (pid_t)syscall(SYS_getpid));
+}
+
+void rgroup__cg_exit_remove(struct rgroup__cg *cg, const struct rgroup__node *n)
+{
+	/* Best effort: a group that will not go waits for gc. */
+	if (n->bound)
+		rmdir_node(cg, n);
+}
+
 int rgroup__cg_place_self(void *priv, const struct rgroup__node *n)
 {
 	struct rgroup__cg *cg = priv;

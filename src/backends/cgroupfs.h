@@ -72,6 +72,8 @@ int rgroup__cg_evacuate(void *priv, const struct rgroup__node *n);
 int rgroup__cg_group_of(void *priv, pid_t tid, struct rgroup__node **n);
 void rgroup__cg_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info);
 void rgroup__cg_fork_child(void *priv);
+void rgroup__cg_exit_move(struct rgroup__cg *cg);
+void rgroup__cg_exit_remove(struct rgroup__cg *cg, const struct rgroup__node *n);
 int rgroup__cg_place_self(void *priv, const struct rgroup__node *n);
 /* The same into the thread list `file` below the sgroup, opened by path
  * (async-signal-safe). */

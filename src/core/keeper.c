@@ -634,6 +634,33 @@ pid_t rgroup__keeper_tid(void)
 	return __atomic_load_n(&st->keeper_tid, __ATOMIC_RELAXED); /* the governor, unlocked */
 }
 
+/* ---- _exit: an end without destructors ------------------------------------ */
+
+static void exit_remove_one(struct rgroup__node *n, void *unused)
+{
+	(void)unused;
+	st->be->exit_remove(st->be->priv, n);
+}
+
+void rgroup__exit_now(void)
+{
+	const struct rgroup__backend *be = st->be;
+
+	/* Not a vfork child (its pid is its own, the memory its parent's),
+	 * nor a process that has nothing to remove. */
+	if (!be || !be->exit_move || (pid_t)syscall(SYS_getpid) != st->pid ||
+	    !__atomic_load_n(&st->attached, __ATOMIC_RELAXED))
+		return;
+	if (rgroup__trylock() != 0)
+		return;   /* a thread is inside the library: gc collects */
+	if (st->attached && !st->shutdown && !st->dismantled && (st->ngroups || st->nspares)) {
+		be->exit_move(be->priv);
+		rgroup__for_each_node(exit_remove_one, NULL);   /* children first */
+	}
+	/* The lock stays taken: nothing may change the tree before the
+	 * process is gone. */
+}
+
 /* At exit: leave nothing behind (rule 3). Threads still running are moved
  * to the sgroup for their last moments. A thread the program has joined
  * may still be in its group for a moment (the kernel takes it out of its

@@ -178,8 +178,8 @@ int rgroup__walk_pre(struct rgroup__node *list,
 		     int (*fn)(struct rgroup__node *, void *), void *arg);
 void rgroup__walk_post(struct rgroup__node *list,
 		       void (*fn)(struct rgroup__node *, void *), void *arg);
-/* Every node, spares included, in any order (fork child: no lock, no
- * allocation). */
+/* Every node, spares included, children (and spares) before their
+ * parent (fork child, _exit: no lock, no allocation). */
 void rgroup__for_each_node(void (*fn)(struct rgroup__node *, void *), void *arg);
 
 /* A new node under parent (not yet linked, not bound): -ENOMEM, -ENOSPC
@@ -276,6 +276,10 @@ void rgroup__thread_exit(void *self);
  * -ENOMEM, or 0 (also when it is there already). */
 int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
+/* The process ends without its destructors (_exit, exit.c): its groups
+ * are removed, best effort, async-signal-safe: only when no thread holds
+ * the core lock, which then stays taken. */
+void rgroup__exit_now(void);
 
 /* ---- helper.c ---------------------------------------------------------- */
 

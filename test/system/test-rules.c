@@ -369,8 +369,14 @@ static int dirs_of_pid(pid_t pid)
 	return rgt_count_groups(dir, pid);
 }
 
+static void exit_in_handler(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
 /* A child process that makes rgroups with running threads, then ends:
- * how: 0 exit(), 1 SIGKILL. */
+ * how: 0 exit(), 1 SIGKILL, 2 _exit(), 3 _exit() in a signal handler. */
 static pid_t child_with_groups(int how, int *ready_fd)
 {
 	int p[2];
@@ -388,6 +394,15 @@ static pid_t child_with_groups(int how, int *ready_fd)
 			rgt_sleep(0.05);
 			exit(0); /* threads still running: the library must clean */
 		}
+		if (how == 2) {
+			rgt_sleep(0.05);
+			_exit(0); /* no destructor runs */
+		}
+		if (how == 3) {
+			signal(SIGUSR1, exit_in_handler);
+			rgt_sleep(0.05);
+			raise(SIGUSR1);
+		}
 		pause();
 		_exit(0);
 	}
@@ -396,19 +411,25 @@ static pid_t child_with_groups(int how, int *ready_fd)
 	return pid;
 }
 
-/* Rule 3 at process end: exit() leaves nothing; after SIGKILL the next
- * rgroup process in the same sgroup removes what was left. */
+/* Rule 3 at process end: exit(), _exit() and _exit() in a signal
+ * handler leave nothing; after SIGKILL the next rgroup process in the same
+ * sgroup removes what was left. */
 static void rule3_process_end(void)
 {
+	static const char *const how[] = { "exit()", NULL, "_exit()", "_exit() in a signal handler" };
 	int fd, status;
 	char c;
 
-	pid_t a = child_with_groups(0, &fd);
-	CHECK(read(fd, &c, 1) == 1, "child made its groups");
-	close(fd);
-	waitpid(a, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited normally (%#x)", status);
-	CHECK(dirs_of_pid(a) == 0, "exit() left %d directories", dirs_of_pid(a));
+	for (int h = 0; h < 4; h++) {
+		if (!how[h])
+			continue;
+		pid_t a = child_with_groups(h, &fd);
+		CHECK(read(fd, &c, 1) == 1, "child made its groups");
+		close(fd);
+		waitpid(a, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited normally (%#x)", status);
+		CHECK(dirs_of_pid(a) == 0, "%s left %d directories", how[h], dirs_of_pid(a));
+	}
 
 	pid_t k = child_with_groups(1, &fd);
 	CHECK(read(fd, &c, 1) == 1, "child made its groups");
