@@ -50,7 +50,7 @@ static int closed;              /* the process is exiting (atomic) */
  * pid there until it has made its own. */
 static char path[sizeof(RGROUP__STATE_DIR) + NAME_MAX_LEN];
 static char tmppath[sizeof(RGROUP__STATE_DIR) + NAME_MAX_LEN];
-static uint64_t starttime;
+static uint64_t starttime, pidns;
 static pid_t owner;
 
 /* The names for the calling process: made once, again in a fork child. */
@@ -71,6 +71,7 @@ static int make_names(void)
 	snprintf(path, sizeof(path), "%s/%s", RGROUP__STATE_DIR, name);
 	snprintf(tmppath, sizeof(tmppath), "%s.tmp", path);
 	starttime = start;
+	pidns = rgroup__pidns_self();   /* for a collector in another one */
 	__atomic_store_n(&owner, pid, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -143,6 +144,7 @@ static int format_state(const char *backend)
 		.starttime = starttime,
 		.realtime_ns = clock_ns(CLOCK_REALTIME),
 		.monotonic_ns = clock_ns(CLOCK_MONOTONIC),
+		.pidns = pidns,
 	};
 	size_t off, end = sizeof(buf) - sizeof(TAIL);
 	int r, n;

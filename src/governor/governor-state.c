@@ -55,9 +55,10 @@ int rgroup__parse_statename(const char *name, pid_t *pid, uint64_t *start,
 int rgroup__format_state_head(char *out, size_t len, const struct rgroup__state *h)
 {
 	int n = snprintf(out, len, "rgroup-state %u pid=%d starttime=%" PRIu64
-			 " backend=%s realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 "\n",
+			 " backend=%s realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64
+			 " pidns=%" PRIu64 "\n",
 			 RGROUP__STATE_VERSION, (int)h->pid, h->starttime, h->backend,
-			 h->realtime_ns, h->monotonic_ns);
+			 h->realtime_ns, h->monotonic_ns, h->pidns);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : n;
 }
@@ -152,6 +153,8 @@ static int parse_state_head(const char *s, const char *e, struct rgroup__state *
 	if ((r = state_u64(s, e, "realtime_ns", 0, &out.realtime_ns)) < 0 && r != -ENOENT)
 		return r;
 	if ((r = state_u64(s, e, "monotonic_ns", 0, &out.monotonic_ns)) < 0 && r != -ENOENT)
+		return r;
+	if ((r = state_u64(s, e, "pidns", 0, &out.pidns)) < 0 && r != -ENOENT)
 		return r;
 	*h = out;
 	return 0;

@@ -47,6 +47,8 @@ struct rgroup__state {
 	uint64_t starttime;
 	char backend[16];
 	uint64_t realtime_ns, monotonic_ns;
+	uint64_t pidns;                 /* the owner's PID namespace, as names
+	                                 * carry it (0: the initial one) */
 	int truncated;                  /* "truncated": groups are missing */
 };
 struct rgroup__state_group {

@@ -314,6 +314,35 @@ int rgroup__owner_alive_ns(pid_t pid, uint64_t start, uint64_t pidns)
 	return owner_scan(owner, pid, start, mine, own);
 }
 
+/*
+ * Is the owner of file `name` in dir alive? Its name gives its pid and
+ * start time as its own PID namespace numbers it; its first line names
+ * that namespace ("pidns=N", 0 the initial one) where its writer knows
+ * it, and then the owner is judged wherever the caller is. A file without
+ * it (a writer older than that) is judged by pid and start time alone.
+ */
+static int file_owner_alive(int dirfd, const char *name, pid_t pid, uint64_t start)
+{
+	char head[512], *p;
+	const char *end;
+	uint64_t pidns;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : 1;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n < 0)
+		return 1;
+	head[n] = '\0';
+	head[strcspn(head, "\n")] = '\0';
+	for (p = head; (p = strstr(p, "pidns=")); p += 6)
+		if ((p == head || p[-1] == ' ') && rgroup__parse_u64(p + 6, &end, &pidns) == 0)
+			return rgroup__owner_alive_ns(pid, start, pidns);
+	return rgroup__owner_alive(pid, start);
+}
+
 int rgroup__sweep_dead_owners(const char *dir,
 			      int (*parse)(const char *name, pid_t *pid, uint64_t *start, int *tmp),
 			      int dry_run, int any_owner,
@@ -334,7 +363,7 @@ int rgroup__sweep_dead_owners(const char *dir,
 
 		if (parse(e->d_name, &pid, &start, &tmp) < 0 ||
 		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(sb.st_mode) || rgroup__owner_alive(pid, start))
+		    !S_ISREG(sb.st_mode) || file_owner_alive(dirfd(d), e->d_name, pid, start))
 			continue;
 		/* Another user's: the sticky /dev/shm would refuse anyway. */
 		if (!any_owner && sb.st_uid != geteuid())

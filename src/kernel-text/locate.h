@@ -72,8 +72,9 @@ int rgroup__owner_alive_ns(pid_t pid, uint64_t start, uint64_t pidns);
 
 /* Remove the files in dir (not below) that processes which no longer
  * exist left behind: a name parse() accepts (0; it gives the owner's pid
- * and start time), a regular file, its owner gone (rgroup__owner_alive()),
- * and the caller's own unless any_owner. With dry_run nothing is removed.
+ * and start time), a regular file, its owner gone (rgroup__owner_alive_ns()
+ * when the file's first line names the owner's PID namespace, "pidns=N",
+ * else rgroup__owner_alive()), and the caller's own unless any_owner. With dry_run nothing is removed.
  * seen(arg, path, err), if not NULL, is told of each (err 0, or the errno
  * of a failed unlink). Returns how many were (or would be) removed, or
  * -errno if dir cannot be read. */

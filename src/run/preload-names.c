@@ -7,14 +7,13 @@
  * child has a name of its own. Best effort: a file that cannot be written
  * costs only the names in those tools.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "locate.h"
 #include "parse.h"
 #include "preload.h"
 
@@ -59,47 +58,21 @@ static int names_file(void)
 	return 0;
 }
 
-/* Is the owner of names file `name` (this user's, in dir) gone? Its pid
- * with its start time, so that a reused pid is not taken for it. */
-static int names_owner_gone(int dir, const char *name)
+/*
+ * The pid namespace, as the file's first line names it for a collector
+ * elsewhere (locate.h): the inode of /proc/self/ns/pid, 0 for the
+ * initial one or when it cannot be read.
+ */
+static uint64_t names_pidns(void)
 {
-	char path[64], stat[1024];
-	uint64_t start, now;
-	struct stat sb;
-	pid_t pid;
-	ssize_t n;
-	int tmp, fd;
+	static uint64_t ns;
+	static pid_t of;
 
-	if (rgroup__run_parse_names_name(name, &pid, &start, &tmp) < 0 ||
-	    fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_uid != geteuid())
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;   /* cannot tell: it stays */
-	stat[n] = '\0';
-	return rgroup__parse_stat_starttime(stat, &now) == 0 && now != start;
-}
-
-/* Once per process, as it writes its first names file: the files of this
- * user's processes that were killed, or ended with _exit, go (as the
- * library collects dead processes' groups when it starts). */
-static void collect_names(void)
-{
-	DIR *d = opendir(names_dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (names_owner_gone(dirfd(d), e->d_name))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
+	if (of != names_pid) {
+		ns = rgroup__pidns_self();
+		of = names_pid;
+	}
+	return ns;
 }
 
 void names_publish(void)
@@ -113,9 +86,14 @@ void names_publish(void)
 	if (names_file() < 0)
 		return;
 	if (collected != names_pid) {
+		/* Once per process: the files of this user's processes that
+		 * were killed go (as the library collects dead processes'
+		 * groups when it starts). */
 		collected = names_pid;
-		collect_names();
+		rgroup__sweep_dead_owners(names_dir, rgroup__run_parse_names_name, 0, 0, NULL, NULL);
 	}
+	off = (size_t)snprintf(text, sizeof(text), "# rgroup-names pidns=%llu\n",
+			       (unsigned long long)names_pidns());
 	for (unsigned int g = 0; g < preload_rules.ngroups; g++) {
 		char set[256];
 

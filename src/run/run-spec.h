@@ -144,8 +144,9 @@ int rgroup__run_change(const struct rgroup__run_rules *r, struct rgroup__run_rul
 /*
  * The rules' names of a process's groups, as its preload publishes them
  * for `rgroup tree` and `rgroup top` (which see only group ids): the file
- * DIR/rgroup-<pid>-<starttime>.names, mode 0600, one
- * line "ID PATH[ SETTINGS]" per group it made, replaced whole (rename) when a group is
+ * DIR/rgroup-<pid>-<starttime>.names, mode 0600: a first line "# rgroup-names
+ * pidns=N" (its PID namespace, for a collector in another: locate.h), then
+ * one line "ID PATH[ SETTINGS]" per group it made, replaced whole (rename) when a group is
  * made, removed at exit; a killed process's is collected by `rgroup gc`.
  * A group with settings has them after its path, as a SPEC writes them:
  * "ID PATH nice=5,cpus=0-1,max=50%".

@@ -22,6 +22,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "governor-state.h"
+#include "locate.h"
+#include "run-spec.h"
 #include "sgroup.h"
 
 static char sg[PATH_MAX];      /* the test's system group (cgroup path) */
@@ -55,6 +58,7 @@ struct ns_share {
 	int err;
 	long removed;              /* what its rgroup_gc() calls removed */
 	long gc_err;               /* their first error */
+	char files[2][PATH_MAX];   /* files it wrote as its own (ns-files) */
 };
 static struct ns_share *nsh;
 static pid_t ns_parent = -1;   /* the test's child that made the namespace */
@@ -730,6 +734,97 @@ static void ns_inner_gc(void)
 	CHECK(ours == 0 && rgroup_list(NULL, 0) == 0, "the test's groups are gone (%d directories)", ours);
 }
 
+/*
+ * The files a process owns by name (the governor's state file, rgroup
+ * run's names file: rgroup-PID-START.*) are named with the pid its own
+ * namespace gives it, 1 here, which on the host is init's. Written as
+ * their writers write them (the first line names the PID namespace), they
+ * stay while the namespaced process lives, whoever collects, and go once
+ * it is dead.
+ */
+static char files_dir[PATH_MAX];
+
+static void write_own_files(struct ns_share *s)
+{
+	struct rgroup__state h = { .pid = getpid(), .starttime = rgroup__starttime(0),
+				   .pidns = rgroup__pidns_self(), .backend = "governor" };
+	char name[96], text[512];
+	int n = rgroup__format_state_head(text, sizeof(text) - 8, &h);
+	FILE *f;
+
+	if (n < 0 || rgroup__format_statename(name, sizeof(name), h.pid, h.starttime, 0) < 0)
+		_exit(3);
+	strcpy(text + n, "end\n");
+	snprintf(s->files[0], sizeof(s->files[0]), "%s/%s", files_dir, name);
+	if (rgroup__run_names_name(name, sizeof(name), h.pid, h.starttime, 0) < 0)
+		_exit(3);
+	snprintf(s->files[1], sizeof(s->files[1]), "%s/%s", files_dir, name);
+	if (!(f = fopen(s->files[0], "w")) || fputs(text, f) < 0 || fclose(f) != 0)
+		_exit(3);
+	if (!(f = fopen(s->files[1], "w")) ||
+	    fprintf(f, "# rgroup-names pidns=%llu\n1 work\n", (unsigned long long)h.pidns) < 0 ||
+	    fclose(f) != 0)
+		_exit(3);
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
+		rgt_sleep(0.01);
+}
+
+/* What `rgroup gc DIR` collects in a plain directory: dead owners' state
+ * and names files. How many it removed. */
+static int sweep_files(const char *dir)
+{
+	int a = rgroup__sweep_dead_owners(dir, rgroup__parse_statename, 0, 1, NULL, NULL);
+	int b = rgroup__sweep_dead_owners(dir, rgroup__run_parse_names_name, 0, 1, NULL, NULL);
+
+	return (a > 0 ? a : 0) + (b > 0 ? b : 0);
+}
+
+static void ns_files(void)
+{
+	char tool[PATH_MAX], out[1 << 14];
+	int removed, gone = 0;
+
+	if (!nsh || nsh == MAP_FAILED) {
+		CHECK(0, "no shared page for the namespaced process");
+		return;
+	}
+	const char *dir = files_dir;
+
+	snprintf(files_dir, sizeof(files_dir), "/tmp/rgtest-nsfiles-%d", (int)getpid());
+	if (mkdir(dir, 0700) < 0) {
+		CHECK(0, "mkdir %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (ns_start(write_own_files) < 0) {
+		rmdir(dir);
+		rgt_skip_case("cannot make a PID and mount namespace here (needs root)");
+		return;
+	}
+	CHECK(nsh->nspid == 1, "the namespaced process is pid 1 there (%d)", (int)nsh->nspid);
+	CHECK(rgt_exists(nsh->files[0]) && rgt_exists(nsh->files[1]), "it wrote %s and %s",
+	      nsh->files[0], nsh->files[1]);
+	removed = sweep_files(dir);
+	CHECK(removed == 0 && rgt_exists(nsh->files[0]) && rgt_exists(nsh->files[1]),
+	      "the host's collector left the live process's files (%d removed)", removed);
+	if (find_tool(tool, sizeof(tool)) == 0) {
+		int rc = run_tool(tool, dir, NULL, out, sizeof(out));
+
+		CHECK(rc == 0 && rgt_exists(nsh->files[0]) && rgt_exists(nsh->files[1]),
+		      "rgroup gc %s left them too (exit %d):\n%s", dir, rc, out);
+	}
+	kill(nsh->pid, SIGKILL);
+	ns_stop();
+	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0 && gone < 2; rgt_sleep(0.02)) {
+		sweep_files(dir);
+		gone = !rgt_exists(nsh->files[0]) + !rgt_exists(nsh->files[1]);
+	}
+	CHECK(gone == 2, "once it was dead both went (%d of 2)", gone);
+	unlink(nsh->files[0]);
+	unlink(nsh->files[1]);
+	rmdir(dir);
+}
+
 static const struct rgt_case cases[] = {
 	{ "setup", setup },
 	{ "not-cgroupfs", not_cgroupfs },
@@ -741,6 +836,7 @@ static const struct rgt_case cases[] = {
 	{ "teardown", teardown },
 	{ "ns-host-gc", ns_host_gc },
 	{ "ns-inner-gc", ns_inner_gc },
+	{ "ns-files", ns_files },
 };
 
 int main(int argc, char **argv)

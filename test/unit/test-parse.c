@@ -1013,6 +1013,7 @@ static void test_state_roundtrip(void **state)
 	struct rgroup__state h = {
 		.pid = 4242, .starttime = 1044555, .backend = "governor",
 		.realtime_ns = 1796289318562031707ull, .monotonic_ns = 18620850317439ull,
+		.pidns = 4026532174ull,
 	}, back;
 	struct rgroup__state_group g[2] = {
 		{ .id = 1, .parent = 0, .depth = 1, .nice = -20, .weight = 88761,
@@ -1049,6 +1050,7 @@ static void test_state_roundtrip(void **state)
 	assert_true(back.starttime == 1044555);
 	assert_string_equal(back.backend, "governor");
 	assert_true(back.realtime_ns == h.realtime_ns && back.monotonic_ns == h.monotonic_ns);
+	assert_true(back.pidns == h.pidns);
 	assert_int_equal(back.truncated, 0);
 	assert_int_equal(got.n, 2);
 	for (int i = 0; i < 2; i++) {
