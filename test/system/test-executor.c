@@ -62,6 +62,11 @@
 #define OWN_WAIT_CHECK (!SANITIZED)
 
 #define WARMUP_S   0.5
+/* Items per group for a split, of 0.5 ms of CPU each: 30 s of work, so
+ * that a group at three quarters of the pinned CPU still has items queued
+ * when the judge, on a loaded machine, measures for 40 s (a window
+ * without enough CPU is measured again). What is left is canceled. */
+#define SPLIT_ITEMS 60000
 
 static char sg[PATH_MAX];
 static cpu_set_t all_cpus;
@@ -960,7 +965,7 @@ static void fair_10x(void)
 	rgroup_exec_group_t g[2] = { make_group(p, "A10x", 0, 0, 4), make_group(p, "B", 0, 0, 1) };
 	const char *label[2] = { "A (10x items, 4 workers)", "B (1x items, 1 worker)" };
 	const int per_round[2] = { 10, 1 };
-	const long total[2] = { 200000, 20000 };
+	const long total[2] = { 10 * SPLIT_ITEMS, SPLIT_ITEMS };
 	struct model m;
 	int mi[2];
 
@@ -981,7 +986,7 @@ static void nice_split(void)
 	rgroup_exec_group_t g[2] = { make_group(p, "N0", 0, 0, 0), make_group(p, "N5", 0, 5, 0) };
 	const char *label[2] = { "nice 0", "nice 5" };
 	const int per_round[2] = { 1, 1 };
-	const long total[2] = { 20000, 20000 };
+	const long total[2] = { SPLIT_ITEMS, SPLIT_ITEMS };
 	struct model m;
 	int mi[2];
 
@@ -1005,7 +1010,7 @@ static void nested_split(void)
 				     make_group(p, "Q", 0, 3, 0) };
 	const char *label[3] = { "P.C1 (nice 0 in P)", "P.C2 (nice 5 in P)", "Q (nice 3)" };
 	const int per_round[3] = { 1, 1, 1 };
-	const long total[3] = { 20000, 20000, 20000 };
+	const long total[3] = { SPLIT_ITEMS, SPLIT_ITEMS, SPLIT_ITEMS };
 	struct model m;
 	int mi[3];
 
