@@ -6,7 +6,8 @@
 # src/governor/governor-state.c, with the helpers they call: the sources of meson's
 # rgroup-internal) with clang (ASan + UBSan) and
 # run each for N seconds (default 10), starting from test/fuzz/corpus/.
-# New inputs go to a scratch directory, never into the source tree.
+# New inputs go to a scratch directory, never into the source tree; it
+# is removed after a run that found nothing, unless FUZZ_OUT named it.
 #
 #   test/fuzz/run.sh [seconds] [target...]     e.g. run.sh 60 mountinfo
 #
@@ -52,6 +53,10 @@ for t in $targets; do
 		passed=$((passed + 1))
 	fi
 done
-echo "output in $out"
+if [ $status -eq 0 ] && [ -z "${FUZZ_OUT:-}" ]; then
+	rm -rf "$out"
+else
+	echo "output in $out"
+fi
 echo "$passed passed, $failed failed"
 exit $status
