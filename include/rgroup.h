@@ -54,7 +54,9 @@ extern "C" {
  * through a symlink or another mount: the library does not follow it),
  * EEXIST (a directory of the new group's name is there already), ENOTDIR
  * (a path the library uses is not a directory), ENOENT (the parent's
- * directory was removed), EROFS (cgroupfs read-only). rgroup_thread_create(3).
+ * directory was removed), EROFS (cgroupfs read-only), EMEDIUMTYPE (a file
+ * opened there is not on cgroupfs: something is mounted over it).
+ * rgroup_thread_create(3).
  */
 int rgroup_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 			 unsigned int flags, void *(*start)(void *), void *arg);
@@ -189,7 +191,8 @@ struct rgroup_exec_opts {
 
 /* Make a pool. Its groups' rgroups nest under the calling thread's group:
  * top-level rgroups when it is in none. -EINVAL (bad opts), -ENOTSUP (no
- * backend here: see rgroup_probe()), -ENOMEM, -EAGAIN. */
+ * backend here: see rgroup_probe()), -ENOMEM, -ENOSPC (65536 pools),
+ * and rgroup_thread_create()'s errors (negated) for its first thread. */
 int rgroup_exec_create(rgroup_exec_t *pool, const struct rgroup_exec_opts *opts);
 
 /* Stop taking work: from now on rgroup_exec_submit() and
@@ -259,11 +262,12 @@ int rgroup_exec_submit(rgroup_exec_group_t group, void (*fn)(void *), void *arg)
 
 /* Wait until the group (0: every group of the pool) has no item queued or
  * running, at most timeout_ms (-1: no limit). -ETIMEDOUT, -ENOENT,
- * -EDEADLK (from a worker of what it would wait for). */
+ * -EDEADLK (from a worker of what it would wait for), -ENOMEM (group 0). */
 int rgroup_exec_wait(rgroup_exec_t pool, rgroup_exec_group_t group, int timeout_ms);
 
 /* Remove the items not yet started of the group (0: every group of the
- * pool); running ones go on. Returns how many were removed. */
+ * pool); running ones go on. Returns how many were removed, -ENOENT or
+ * -ENOMEM (group 0). */
 int rgroup_exec_cancel(rgroup_exec_t pool, rgroup_exec_group_t group);
 
 /* ---- Rule 10: a group's CPUs and its CPU cap -------------------------- */

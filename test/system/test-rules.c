@@ -982,6 +982,50 @@ static void bad_input(void)
 	CHECK(rgroup_info(1, NULL) == -EINVAL, "rgroup_info(NULL): -EINVAL");
 }
 
+/* rgroup_probe(3)'s errors, each with its reason: an unknown name, and
+ * the governor's two (a signal offset out of range, a signal the program
+ * handles itself). Creates nothing and leaves the environment and the
+ * signal's disposition as they were. */
+static void on_probe_signal(int sig)
+{
+	(void)sig;
+}
+
+static void probe_errors(void)
+{
+	char why[512], *saved = getenv("RGROUP_GOVERNOR_SIGNAL");
+	struct sigaction sa = { .sa_handler = on_probe_signal }, old;
+	int r, before = count_dirs();
+
+	saved = saved ? strdup(saved) : NULL;
+	r = rgroup_probe("no-such-backend", why, sizeof(why));
+	CHECK(r == -ENOENT && strstr(why, "known:"), "unknown name: %d (%s), '%s'", r, strerror(-r), why);
+	CHECK(rgroup_probe("no-such-backend", NULL, 0) == -ENOENT, "unknown name, no why: -ENOENT");
+
+	setenv("RGROUP_GOVERNOR_SIGNAL", "99", 1);
+	r = rgroup_probe("governor", why, sizeof(why));
+	CHECK(r == -EINVAL && strstr(why, "RGROUP_GOVERNOR_SIGNAL"), "signal offset 99: %d (%s), '%s'",
+	      r, strerror(-r), why);
+
+	/* An offset the governor does not use by default, handled here. */
+	setenv("RGROUP_GOVERNOR_SIGNAL", "3", 1);
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGRTMIN + 3, &sa, &old) == 0, "install a handler");
+	r = rgroup_probe("governor", why, sizeof(why));
+	CHECK(r == -EBUSY && strstr(why, "SIGRTMIN+3"), "a handled signal: %d (%s), '%s'", r,
+	      strerror(-r), why);
+	sigaction(SIGRTMIN + 3, &old, NULL);
+	r = rgroup_probe("governor", why, sizeof(why));
+	CHECK(r == 0, "the same offset, unhandled again: %d (%s)", r, why);
+
+	if (saved)
+		setenv("RGROUP_GOVERNOR_SIGNAL", saved, 1);
+	else
+		unsetenv("RGROUP_GOVERNOR_SIGNAL");
+	free(saved);
+	CHECK(count_dirs() == before, "nothing created");
+}
+
 /* A chain of threads, each in a new rgroup nested under its creator's, as
  * deep as it goes: the library's depth limit (32) gives ENOSPC. */
 struct chain {
@@ -1092,6 +1136,7 @@ static const struct rgt_case cases[] = {
 	{ "rule7_spawn", rule7_spawn },
 	{ "rule9_sgroup_untouched", rule9_sgroup_untouched },
 	{ "bad_input", bad_input },
+	{ "probe_errors", probe_errors },
 	{ "depth_limit", depth_limit },
 };
 
