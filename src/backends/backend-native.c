@@ -53,21 +53,6 @@ static int nat_probe(void *priv, char *why, size_t len)
 	return 0;
 }
 
-static int nat_attach(void *priv)
-{
-	return 0;
-}
-
-static void nat_detach(void *priv)
-{
-}
-
-/* The group comes into being with its first thread (birth). */
-static int nat_create(void *priv, struct rgroup__node *n)
-{
-	return 0;
-}
-
 static int nat_birth(void *priv, struct rgroup__node *n, int fresh, pthread_t *thread,
 		     const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
@@ -158,11 +143,6 @@ static int nat_get_nice(void *priv, const struct rgroup__node *n, int *nice)
 		return -errno;
 	*nice = v;
 	return 0;
-}
-
-static int nat_destroy(void *priv, struct rgroup__node *n)
-{
-	return 0;   /* gone with its last thread */
 }
 
 /* The node's kernel id, learnt from a member once. */
@@ -285,14 +265,10 @@ const struct rgroup__backend rgroup__backend_native = {
 	.self_managed = 1,
 	.checks_nice = 1,
 	.probe = nat_probe,
-	.attach = nat_attach,
-	.detach = nat_detach,
-	.create = nat_create,
 	.birth = nat_birth,
 	.place = nat_place,
 	.set_nice = nat_set_nice,
 	.get_nice = nat_get_nice,
-	.destroy = nat_destroy,
 	.usage = nat_usage,
 	.group_of = nat_group_of,
 	.info = nat_info,

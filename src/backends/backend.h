@@ -47,15 +47,17 @@ struct rgroup__backend {
 	 * negative errno with one line "reason; fix" in why. Creates nothing. */
 	int (*probe)(void *priv, char *why, size_t len);
 	/* Find the process's current sgroup and hold it; remove what dead
-	 * rgroup processes left in it. */
+	 * rgroup processes left in it. NULL: nothing to hold (the kernel
+	 * keeps the groups). */
 	int (*attach)(void *priv);
-	/* Let go of the sgroup. */
+	/* Let go of the sgroup. NULL: nothing held. */
 	void (*detach)(void *priv);
 	/* Has the process been moved out of the attached sgroup? 1, 0 or
 	 * -errno. NULL: never (the kernel follows). */
 	int (*moved)(void *priv);
 	/* Make n's group below n->parent (or the sgroup) with weight n->nice.
-	 * On success the core marks n bound. */
+	 * On success the core marks n bound. NULL: the group comes into being
+	 * with its first thread (birth). */
 	int (*create)(void *priv, struct rgroup__node *n);
 	/*
 	 * Start a thread that runs start(arg) and is inside n before it runs
@@ -76,7 +78,8 @@ struct rgroup__backend {
 	 * as the kernel has it, where code outside the library can change it. */
 	int (*get_nice)(void *priv, const struct rgroup__node *n, int *nice);
 	/* Remove n's group; -EBUSY (n untouched) while threads are still
-	 * inside. Called only for a bound node; the core then unbinds it. */
+	 * inside. Called only for a bound node; the core then unbinds it.
+	 * NULL: the group goes with its last thread. */
 	int (*destroy)(void *priv, struct rgroup__node *n);
 	/* Move every thread inside n itself to the sgroup (exit, exec). NULL:
 	 * the kernel does it. */
@@ -144,6 +147,28 @@ struct rgroup__backend {
 	 * Called without the core lock. */
 	int (*signal)(void *priv);
 };
+
+/* The core's calls of the optional lifecycle operations. */
+static inline int rgroup__be_attach(const struct rgroup__backend *be)
+{
+	return be->attach ? be->attach(be->priv) : 0;
+}
+
+static inline void rgroup__be_detach(const struct rgroup__backend *be)
+{
+	if (be->detach)
+		be->detach(be->priv);
+}
+
+static inline int rgroup__be_create(const struct rgroup__backend *be, struct rgroup__node *n)
+{
+	return be->create ? be->create(be->priv, n) : 0;
+}
+
+static inline int rgroup__be_destroy(const struct rgroup__backend *be, struct rgroup__node *n)
+{
+	return be->destroy ? be->destroy(be->priv, n) : 0;
+}
 
 extern const struct rgroup__backend rgroup__backend_native;
 extern const struct rgroup__backend rgroup__backend_cgroup2;

@@ -175,7 +175,7 @@ static void abandon(struct rgroup__node *n, int made)
 	if (!made)
 		return;
 	if (!n->nthreads && !n->children && !n->pending &&
-	    st->be->destroy(st->be->priv, n) == 0) {
+	    rgroup__be_destroy(st->be, n) == 0) {
 		rgroup__node_unlink(n);
 		rgroup__node_free(n);
 	} else {
@@ -202,7 +202,7 @@ int rgroup__make_group(struct rgroup__node *parent, int nice, struct rgroup__nod
 	r = rgroup__node_new(parent, nice, &n);
 	if (r < 0)
 		return r;
-	r = st->be->create(st->be->priv, n);
+	r = rgroup__be_create(st->be, n);
 	if (r < 0) {
 		rgroup__node_free(n);
 		return r;

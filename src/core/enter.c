@@ -50,7 +50,7 @@ static void drop(struct rgroup__node *n)
 {
 	if (n->nthreads || n->children || n->pending)
 		return;
-	if (st->be->destroy(st->be->priv, n) == 0) {
+	if (rgroup__be_destroy(st->be, n) == 0) {
 		rgroup__node_unlink(n);
 		rgroup__node_free(n);
 	} else {

@@ -45,7 +45,7 @@ static int unbind(struct rgroup__node *n)
 
 	if (!n->bound)
 		return 0;
-	r = st->be->destroy(st->be->priv, n);
+	r = rgroup__be_destroy(st->be, n);
 	if (r == 0)
 		n->bound = 0;
 	return r;
@@ -397,7 +397,7 @@ static void unbind_one(struct rgroup__node *n, void *arg)
 static int bind_one(struct rgroup__node *n, void *arg)
 {
 	int *err = arg;
-	int r = st->be->create(st->be->priv, n);
+	int r = rgroup__be_create(st->be, n);
 
 	if (r < 0) {
 		*err = r;
@@ -436,10 +436,10 @@ int rgroup__attach(void)
 		if (st->ngroups || st->keeper_running || !st->be->moved ||
 		    st->be->moved(st->be->priv) != 1)
 			return 0;
-		st->be->detach(st->be->priv);
+		rgroup__be_detach(st->be);
 		st->attached = 0;
 	}
-	r = st->be->attach(st->be->priv);
+	r = rgroup__be_attach(st->be);
 	if (r < 0)
 		return r;
 	st->attached = 1;
@@ -556,10 +556,10 @@ static void follow_migration(void)
 	rebind_begin();
 	if (st->attached) {
 		unbind_until_free();
-		st->be->detach(st->be->priv);
+		rgroup__be_detach(st->be);
 		st->attached = 0;
 	}
-	if (st->be->attach(st->be->priv) == 0) {
+	if (rgroup__be_attach(st->be) == 0) {
 		st->attached = 1;
 		rgroup__bind_all();
 		/* The keeper itself, wherever its first steps put it. */
@@ -674,7 +674,7 @@ __attribute__((destructor)) static void rgroup_fini(void)
 	st->shutdown = 1;
 	if (st->attached) {
 		unbind_until_free();
-		st->be->detach(st->be->priv);
+		rgroup__be_detach(st->be);
 		st->attached = 0;
 	}
 	pthread_cond_signal(&st->cond);

@@ -102,7 +102,7 @@ int rgroup__set_nice_locked(struct rgroup__node *n, int nice)
 	if (r == 0)
 		n->nice = nice;
 	else if ((r == -ENOENT || r == -ENODEV) && n->bound &&
-		 st->be->destroy(st->be->priv, n) == 0)
+		 rgroup__be_destroy(st->be, n) == 0)
 		n->bound = 0; /* removed by hand: it is gone */
 	return r;
 }
