@@ -26,13 +26,6 @@ static int control = 1, control_fd = -1;
 static pid_t control_pid;
 static struct rgroup__run_rules changed;   /* preload_mu held */
 
-static const char *why(int r)
-{
-	return r == -EACCES ? " (below the nice the program may give: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE in the program)" :
-	       r == -EPERM ? " (outside what its parent, or the process, may use)" :
-	       r == -EBUSY ? " (a child group's own setting would no longer lie within it: change the child first)" : "";
-}
-
 static int control_apply(const char *path, const char *settings, char *msg, size_t len)
 {
 	struct rgroup__run_group *ng;
@@ -49,11 +42,7 @@ static int control_apply(const char *path, const char *settings, char *msg, size
 	}
 	ng = &changed.groups[g];
 	l = preload_levels[g];
-	l.has_nice = ng->has_nice;
-	l.nice = ng->nice;
-	l.cpus = ng->has_cpus ? &ng->cpus : NULL;
-	l.quota_us = ng->quota_us;
-	l.period_us = ng->period_us;
+	preload_level_settings(&l, ng);
 	how |= what & RGROUP__RUN_NICE ? RGROUP__CHANGE_NICE : 0;
 	how |= what & RGROUP__RUN_CPUS ? RGROUP__CHANGE_CPUS : 0;
 	how |= what & RGROUP__RUN_MAX ? RGROUP__CHANGE_CAP : 0;
@@ -62,16 +51,12 @@ static int control_apply(const char *path, const char *settings, char *msg, size
 	if (r == -ESRCH)
 		preload_levels[g].id = 0;   /* gone: the next one made gets the settings */
 	else if (r < 0) {
-		snprintf(msg, len, "group '%s': %s%s; nothing changed", path, strerror(-r), why(r));
+		snprintf(msg, len, "group '%s': %s%s; nothing changed", path, strerror(-r), preload_why(r));
 		pthread_mutex_unlock(&preload_mu);
 		return r;
 	}
 	preload_rules.groups[g] = *ng;
-	preload_levels[g].has_nice = ng->has_nice;
-	preload_levels[g].nice = ng->nice;
-	preload_levels[g].cpus = ng->has_cpus ? &preload_rules.groups[g].cpus : NULL;
-	preload_levels[g].quota_us = ng->quota_us;
-	preload_levels[g].period_us = ng->period_us;
+	preload_level_settings(&preload_levels[g], &preload_rules.groups[g]);
 	rgroup__run_format_settings(ng, now, sizeof(now));
 	snprintf(msg, len, "group '%s' now has %s%s", path, now[0] ? now : "no settings of its own",
 		 preload_levels[g].id ? "" : " (it has no thread now: the next group made for it gets them)");

@@ -172,6 +172,22 @@ void preload_say(const char *fmt, ...)
 	(void)!write(2, buf, strlen(buf));
 }
 
+void preload_level_settings(struct rgroup__level *l, const struct rgroup__run_group *g)
+{
+	l->has_nice = g->has_nice;
+	l->nice = g->nice;
+	l->cpus = g->has_cpus ? &g->cpus : NULL;
+	l->quota_us = g->quota_us;
+	l->period_us = g->period_us;
+}
+
+const char *preload_why(int err)
+{
+	return err == -EACCES ? " (below the nice the program may give: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE in the program)" :
+	       err == -EPERM ? " (its cpus are outside what its parent, or the process, may use)" :
+	       err == -EBUSY ? " (a child group's own setting would no longer lie within it: change the child first)" : "";
+}
+
 /* ---- Threads: who can be found by whom --------------------------------------- */
 
 /*
@@ -304,9 +320,7 @@ static int enter(int g, void *who, pid_t tid, const char *name)
 		   !reported[g]) {
 		reported[g] = 1;
 		preload_say("thread %d '%s' stays outside group '%s': %s%s", (int)tid, name,
-		    preload_rules.groups[g].path, strerror(-r),
-		    r == -EACCES ? " (its nice is below the thread's: rule 6 needs RLIMIT_NICE or CAP_SYS_NICE)" :
-		    r == -EPERM ? " (its cpus are outside what the process may use)" : "");
+		    preload_rules.groups[g].path, strerror(-r), preload_why(r));
 	}
 	return r;
 }
@@ -1014,12 +1028,8 @@ __attribute__((constructor)) static void preload_init(void)
 	v = getenv("RGROUP_RUN_PID");
 	started = v ? (pid_t)atoi(v) : 0;
 	have_rules = 1;
-	for (unsigned int g = 0; g < preload_rules.ngroups; g++) {
-		const struct rgroup__run_group *rg = &preload_rules.groups[g];
-		preload_levels[g] = (struct rgroup__level){ .has_nice = rg->has_nice, .nice = rg->nice,
-			.cpus = rg->has_cpus ? &rg->cpus : NULL,
-			.quota_us = rg->quota_us, .period_us = rg->period_us };
-	}
+	for (unsigned int g = 0; g < preload_rules.ngroups; g++)
+		preload_level_settings(&preload_levels[g], &preload_rules.groups[g]);
 	if (!dladdr((void *)preload_init, &self))
 		self.dli_fname = NULL;
 	if (!dladdr((void *)rgroup__enter, &lib))

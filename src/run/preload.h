@@ -34,6 +34,12 @@ void preload_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* This process's start time (/proc/self/stat field 22): 0 or -1. */
 int preload_self_start(uint64_t *start);
 
+/* Set l's settings from a rule's group g (l's id stays). */
+void preload_level_settings(struct rgroup__level *l, const struct rgroup__run_group *g);
+
+/* Why a group refused a setting, for a message: " (...)" or "". */
+const char *preload_why(int err);
+
 /* ---- preload-names.c ---- */
 
 /* Write the names of the live groups (preload_mu held); best effort. */
