@@ -308,23 +308,11 @@ out:
 	return -r;   /* an error number, as pthread_create returns */
 }
 
-__thread int rgroup__creating;
 /* While the application's pthread_create() is served (below): the next
  * definition after the library's, which the thread it asked for is
  * cloned through (interposers before the library have already seen the
  * call and must not see it twice). */
 static __thread rgroup__pthread_create_fn *create_next;
-
-int rgroup__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-			   void *(*fn)(void *), void *arg)
-{
-	int r;
-
-	rgroup__creating++;
-	r = pthread_create(thread, attr, fn, arg);
-	rgroup__creating--;
-	return r;
-}
 
 int rgroup__birth_create(pthread_t *thread, const pthread_attr_t *attr,
 			 void *(*fn)(void *), void *arg)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * helper.c - the library's own threads (the keeper, the governor): their
- * start, their end, and fork.
+ * helper.c - the library's own threads: every clone the library makes for
+ * itself (rgroup__pthread_create()), and its helpers (the keeper, the
+ * governor): their start, their end, and fork.
  *
  * A fork never copies a helper that is starting or ending. A thread's
  * first and last steps, before its function runs and after it returns,
@@ -29,6 +30,19 @@
 #include <unistd.h>
 
 #include "tree.h"
+
+__thread int rgroup__creating;
+
+int rgroup__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg)
+{
+	int r;
+
+	rgroup__creating++;
+	r = pthread_create(thread, attr, fn, arg);
+	rgroup__creating--;
+	return r;
+}
 
 struct start {
 	void *(*fn)(void *);

@@ -223,18 +223,6 @@ uint64_t rgroup__clock_usage(const struct rgroup__node *n);
  * one is kept). Lock held. */
 int rgroup__make_group(struct rgroup__node *parent, int nice, struct rgroup__node **out);
 
-/*
- * The library's own thread creations (its helpers, and the clone under
- * rgroup_thread_create's trampoline) go through this, never through
- * pthread_create() directly: it marks the calling thread as creating for
- * the library, so that the shared library's pthread_create()
- * (thread-create.c) passes the call on unchanged to the next definition
- * (an interposer such as a sanitizer's, else libc's). pthread_create()'s
- * contract.
- */
-extern __thread int rgroup__creating;
-int rgroup__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-			   void *(*fn)(void *), void *arg);
 /* The clone of a thread that rgroup_thread_create() starts (the default
  * birth, a backend's birth()): through rgroup__pthread_create(), or,
  * while the shared library's pthread_create() serves the application,
@@ -283,6 +271,18 @@ void rgroup__exit_now(void);
 
 /* ---- helper.c ---------------------------------------------------------- */
 
+/*
+ * The library's own thread creations (its helpers, and the clone under
+ * rgroup_thread_create's trampoline) go through this, never through
+ * pthread_create() directly: it marks the calling thread as creating for
+ * the library, so that the shared library's pthread_create()
+ * (thread-create.c) passes the call on unchanged to the next definition
+ * (an interposer such as a sanitizer's, else libc's). pthread_create()'s
+ * contract.
+ */
+extern __thread int rgroup__creating;
+int rgroup__pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			   void *(*fn)(void *), void *arg);
 /* Start one of the library's own threads (the keeper, the governor): a
  * small stack, every signal blocked; running fn when this returns 0 (or
  * a negative error number). A fork never copies one that is starting or
