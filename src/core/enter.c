@@ -62,13 +62,19 @@ static void drop(struct rgroup__node *n)
  * A new group below parent with the level's settings. Rule 6: a top-level
  * group starts at the entering thread's nice and may go lower only as
  * PRIO_PROCESS allows; a nested one starts at 0 and takes any value.
+ * Where a group comes into being with its first thread (no create op: the
+ * kernel's own), its nice can only be set once the thread is in it:
+ * *later is then that nice (checked here), else NO_NICE.
  */
+#define NO_NICE (-100)
+
 static int make_level(struct rgroup__node *parent, const struct rgroup__level *l, pid_t tid,
-		      struct rgroup__node **out)
+		      struct rgroup__node **out, int *later)
 {
 	int base = parent ? 0 : nice_of(tid), r;
 	struct rgroup__node *n;
 
+	*later = NO_NICE;
 	r = rgroup__make_group(parent, base, &n);
 	if (r < 0)
 		return r;
@@ -77,9 +83,11 @@ static int make_level(struct rgroup__node *parent, const struct rgroup__level *l
 
 		if (!parent && nice < base && !rgroup__can_nice(nice))
 			r = -EACCES;
+		else if (nice != n->nice && !st->be->create)
+			*later = nice;
 		else if (nice != n->nice)
 			r = st->be->set_nice(st->be->priv, n, nice);
-		if (r == 0)
+		if (r == 0 && *later == NO_NICE)
 			n->nice = nice;
 	}
 	if (r == 0 && l->cpus)
@@ -98,7 +106,7 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 {
 	struct rgroup__thread *t = who ? who : &rgroup__self;
 	struct rgroup__node *nodes[RGROUP_MAX_DEPTH], *parent = NULL, *n;
-	int made[RGROUP_MAX_DEPTH] = { 0 }, r = 0, err;
+	int made[RGROUP_MAX_DEPTH] = { 0 }, later[RGROUP_MAX_DEPTH], r = 0, err;
 	unsigned int i;
 	pid_t tid;
 
@@ -130,7 +138,7 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 		if (n && n->parent != parent)
 			n = NULL;
 		if (!n) {
-			r = make_level(parent, &chain[i], tid, &n);
+			r = make_level(parent, &chain[i], tid, &n, &later[i]);
 			if (r < 0)
 				goto undo;
 			made[i] = 1;
@@ -151,6 +159,14 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 		rgroup__track(n);
 	for (i = 0; i < depth; i++)
 		chain[i].id = nodes[i]->id;
+	/* The nice values that had to wait for a member, rule 6 checked
+	 * above as the kernel checks it. The thread is in for good now: an
+	 * unforeseen refusal leaves the group at its starting nice, which
+	 * is what the node (rgroup_info, rgroup tree) says then. */
+	for (i = 0; i < depth; i++)
+		if (made[i] && later[i] != NO_NICE &&
+		    st->be->set_nice(st->be->priv, nodes[i], later[i]) == 0)
+			nodes[i]->nice = later[i];
 	goto out;
 undo:
 	while (i-- > 0)

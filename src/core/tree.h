@@ -356,6 +356,8 @@ struct rgroup__level {
  * done), -ENOTSUP (no backend), -EINVAL (depth 0 or too deep), or the
  * errors of making a group or of its settings (rule 6 for a top-level
  * nice, rule 10); a group made for a failed entry is removed again.
+ * Where a group comes into being with its first thread (the native
+ * backend), its nice is set just after the entry, rule 6 checked before.
  */
 int rgroup__enter(struct rgroup__level *chain, unsigned int depth, void *who);
 /* A thread entered by another thread (through record who) calls this as

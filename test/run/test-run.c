@@ -254,6 +254,29 @@ static const char *names_dir(void)
 	return NULL;
 }
 
+static int nice_of_member(pid_t pid, const char *thread, char *out, size_t len);
+
+/* A top-level group's nice from its rule, on every backend: where the
+ * group comes into being with its first thread (native), it is set just
+ * after the entry. */
+static void rule_nice(void)
+{
+	static const char *const args[] = { "-g", "bg=bg-*:nice=5", NULL };
+	static const char *const prog[] = { "names", NULL };
+	static char out[1 << 16];
+	struct rt_proc p;
+	struct report r;
+	int nice = -100;
+
+	if (!start_placed(&p, &r, args, prog, "bg"))
+		return;
+	for (double end = rt_now() + 10; (nice = nice_of_member(p.pid, "bg-8", out, sizeof(out))) != 5 &&
+	     rt_now() < end;)
+		rt_sleep(0.3);   /* the governor publishes its state every 250 ms */
+	CHECK(nice == 5, "rgroup tree shows bg-8's group at nice 5 (got %d)", nice);
+	finish(&p);
+}
+
 /* The names file (run-spec.h) of process pid, if there is one: 1 and
  * its path in out, else 0. */
 static int names_of(pid_t pid, char *out, size_t len)
@@ -925,14 +948,17 @@ static void as_nobody(void *arg)
 }
 
 /* Group b's nice in `rgroup tree --json PID`, or -100. */
-static int nice_of_b(pid_t pid, char *out, size_t len)
+/* The nice value `rgroup tree --json` gives the group of the thread named
+ * `thread`; -100 if it shows none. */
+static int nice_of_member(pid_t pid, const char *thread, char *out, size_t len)
 {
-	char pidarg[16];
+	char pidarg[16], key[64];
 	char *args[] = { (char *)"tree", pidarg, (char *)"--json", NULL };
 	char *g;
 
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
-	if (rgroup_out(args, out, len) != 0 || !(g = strstr(out, "\"name\":\"busy-1\"")))
+	snprintf(key, sizeof(key), "\"name\":\"%s\"", thread);
+	if (rgroup_out(args, out, len) != 0 || !(g = strstr(out, key)))
 		return -100;
 	while (g > out && strncmp(g, "{\"name\":", 8) != 0)
 		g--;   /* the start of the group's line */
@@ -962,7 +988,7 @@ static void set_running(void)
 	pid = p.pid;
 	st = set_cmd(pid, (const char *const[]){ "b", "nice=5", NULL }, out, sizeof(out));
 	CHECK(st == 0 && strstr(out, "group 'b' now has nice=5"), "set b nice=5: exit 0, says so");
-	for (double end = rt_now() + 10; (nice = nice_of_b(pid, out, sizeof(out))) != 5 && rt_now() < end;)
+	for (double end = rt_now() + 10; (nice = nice_of_member(pid, "busy-1", out, sizeof(out))) != 5 && rt_now() < end;)
 		rt_sleep(0.3);   /* the governor publishes its state every 250 ms */
 	CHECK(nice == 5, "rgroup tree shows group b at nice 5 (got %d)", nice);
 	st = set_cmd(pid, (const char *const[]){ "b", "max=30%", NULL }, out, sizeof(out));
@@ -985,7 +1011,7 @@ static void set_running(void)
 	} else {
 		rgt_skip_case("not root: no other user to be refused");
 	}
-	nice = nice_of_b(pid, out, sizeof(out));
+	nice = nice_of_member(pid, "busy-1", out, sizeof(out));
 	CHECK(nice == 5, "after the refusals group b is still at nice 5 (got %d)", nice);
 	finish(&p);
 	st = set_cmd(pid, (const char *const[]){ "b", "nice=1", NULL }, out, sizeof(out));
@@ -1104,6 +1130,7 @@ static void errors(void)
 static const struct rgt_case cases[] = {
 	{ "placement_by_name", placement_by_name },
 	{ "nested_settings", nested_settings },
+	{ "rule_nice", rule_nice },
 	{ "fork_keeps_rules", fork_keeps_rules },
 	{ "fork_no_inherit", fork_no_inherit },
 	{ "exec_keeps_rules", exec_keeps_rules },
