@@ -233,6 +233,46 @@ static int gov_where(pid_t pid, pid_t tid, char *out, size_t len)
 	return 0;
 }
 
+/* On a kernel with native rgroups: the chain of the thread's kernel
+ * rgroup ids from the top ("k3/k7"), from /proc/PID/rgroups (parents
+ * first). 1 and *out, 0 if the thread is in no kernel rgroup (or the
+ * kernel has none), -1 if the files cannot be read. */
+static int native_where(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	static char text[65536];
+	uint64_t ids[64], parents[64], id;
+	char file[64], chain[64][24];
+	struct rgroup__kgroup g;
+	const char *line;
+	int n = 0, depth = 0;
+
+	snprintf(file, sizeof(file), "/proc/%d/task/%d/rgroup", (int)pid, (int)tid);
+	if (rgroup__read_path(file, text, sizeof(text)) < 0 || rgroup__parse_kgroup(text, &g) < 0 ||
+	    !g.id)
+		return 0;
+	snprintf(file, sizeof(file), "/proc/%d/rgroups", (int)pid);
+	if (rgroup__read_path(file, text, sizeof(text)) < 0)
+		return -1;
+	for (line = text; *line && n < 64; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+		struct rgroup__kgroup k;
+		if (rgroup__parse_kgroup(line, &k) == 0) {
+			ids[n] = k.id;
+			parents[n++] = k.parent;
+		}
+	}
+	for (id = g.id; id && depth < 64; depth++) {
+		int at;
+		snprintf(chain[depth], sizeof(chain[depth]), "k%llu", (unsigned long long)id);
+		for (at = 0; at < n && ids[at] != id; at++)
+			;
+		id = at < n ? parents[at] : 0;
+	}
+	out[0] = '\0';
+	for (size_t off = 0; depth-- > 0;)
+		off += (size_t)snprintf(out + off, len - off, "%s%s", off ? "/" : "", chain[depth]);
+	return 1;
+}
+
 int rt_where(pid_t pid, pid_t tid, int governor, const char *ctrl, const char *sgroup,
 	     char *out, size_t len)
 {
@@ -241,6 +281,12 @@ int rt_where(pid_t pid, pid_t tid, int governor, const char *ctrl, const char *s
 
 	if (governor)
 		return gov_where(pid, tid, out, len);
+	switch (native_where(pid, tid, out, len)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
 	snprintf(file, sizeof(file), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
 	if (rgroup__read_path(file, text, sizeof(text)) < 0 ||
 	    rgroup__parse_proc_cgroup(text, ctrl, path, sizeof(path)) < 0)

@@ -38,7 +38,8 @@ int rt_finish(struct rt_proc *p, double timeout);
  * on the hierarchy of controller `ctrl` ("cpu" for v1, NULL for v2),
  * relative to `sgroup` ("" for the sgroup itself). governor: "" or
  * "g<id>/g<id>..." from the process's state file (the governor publishes
- * it every 250 ms; no file: in no group, ""). 0, or -1 (gone). */
+ * it every 250 ms; no file: in no group, ""). A thread in a native
+ * kernel rgroup: "k<id>/k<id>..." (/proc/PID/rgroups). 0, or -1 (gone). */
 int rt_where(pid_t pid, pid_t tid, int governor, const char *ctrl, const char *sgroup,
 	     char *out, size_t len);
 /* Threads of pid whose name matches the glob: their tids, how many. */
