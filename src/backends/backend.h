@@ -185,8 +185,4 @@ const struct rgroup__backend *rgroup__choose_backend(char *why, size_t len);
 /* "-ENOENT, no backend named ..." with the list of names, into why. */
 int rgroup__unknown_backend(const char *name, char *why, size_t len);
 
-/* The governor's real-time signal (installed, or the one it would
- * install), 0 if none would do. */
-int rgroup__gov_signal(void);
-
 #endif /* RGROUP_BACKEND_H */

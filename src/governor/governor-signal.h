@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * governor-signal.h - who may have the governor's signal: what
- * backend-governor.c offers governor-cap.c and the shared library's
+ * governor-signal.c offers governor-cap.c and the shared library's
  * sigaction() and signal() (governor-sigaction.c).
  */
 #ifndef RGROUP_GOVERNOR_SIGNAL_H
@@ -11,6 +11,10 @@
  * back if the signal was reset to SIG_DFL or SIG_IGN), 0 if not. The
  * governor thread only. */
 int rgroup__gov_signal_ours(void);
+
+/* The governor's real-time signal (installed, or the one it would
+ * install), 0 if none would do. */
+int rgroup__gov_signal(void);
 
 /* The signal the governor's handler is installed on, -1 if none yet. */
 int rgroup__gov_installed_signal(void);
