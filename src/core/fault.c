@@ -35,7 +35,7 @@ static struct {
 	long from, count; /* from < 0: disarmed */
 	long fired;
 	int err;
-} sites[RGROUP__FAULT_NSITES];
+} sites[RGROUP__FAULT_MAX_SITES];
 
 void rgroup__fault_arm_site(int site, long nth, long count, int err)
 {

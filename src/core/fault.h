@@ -7,22 +7,16 @@
  * (built with RGROUP_FAULT_INJECTION, test/system/test-faults.c) the Nth
  * call returns the armed error.
  *
- * The governor's own failure points are sites of their own, armed one at a
- * time (test/system/test-gov-faults.c): its thread reaches them at times of
- * its own, so one count shared with the caller's calls would not say which
- * call fails.
+ * A backend's own failure points are sites of their own, armed one at a
+ * time: a backend's thread (the governor's) reaches them at times of its
+ * own, so one count shared with the caller's calls would not say which
+ * call fails. The backend numbers its sites 0..RGROUP__FAULT_MAX_SITES-1
+ * in a header of its own (governor-faults.h).
  */
 #ifndef RGROUP_FAULT_H
 #define RGROUP_FAULT_H
 
-enum rgroup__fault_site {
-	RGROUP__FAULT_GOV_SIGNAL,       /* installing the governor's handler */
-	RGROUP__FAULT_GOV_THREAD,       /* starting the governor's thread */
-	RGROUP__FAULT_GOV_TIMER,        /* timer_create for a governed thread */
-	RGROUP__FAULT_GOV_MMAP,         /* growing one of the governor's arrays */
-	RGROUP__FAULT_GOV_SIGQUEUE,     /* sending a thread its pause */
-	RGROUP__FAULT_NSITES
-};
+#define RGROUP__FAULT_MAX_SITES 8
 
 #ifdef RGROUP_FAULT_INJECTION
 int rgroup__fault(void);

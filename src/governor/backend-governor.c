@@ -12,7 +12,7 @@
 
 #include "affinity.h"
 #include "backend.h"
-#include "fault.h"
+#include "governor-faults.h"
 #include "governor.h"
 #include "governor-cap.h"
 #include "governor-signal.h"

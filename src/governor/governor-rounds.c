@@ -17,7 +17,7 @@
 
 #include "affinity.h"
 #include "backend.h"
-#include "fault.h"
+#include "governor-faults.h"
 #include "governor.h"
 #include "governor-cap.h"
 #include "governor-model.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "fault.h"
+#include "governor-faults.h"
 #include "governor.h"
 #include "governor-cap.h"
 #include "governor-signal.h"

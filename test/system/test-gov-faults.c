@@ -51,7 +51,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "fault.h"
+#include "governor-faults.h"
 #include "scenario.h"
 
 #define MEASURE_S    1.0
@@ -210,7 +210,7 @@ static void check_recovers(const char *what)
 
 static void disarm_all(void)
 {
-	for (int s = 0; s < RGROUP__FAULT_NSITES; s++)
+	for (int s = 0; s < RGROUP__FAULT_GOV_NSITES; s++)
 		rgroup__fault_arm_site(s, -1, 0, 0);
 }
 
