@@ -264,6 +264,32 @@ void rgroup__thread_exit(void *self);
  * -ENOMEM, or 0 (also when it is there already). */
 int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
+/* Milliseconds since *t (CLOCK_MONOTONIC). */
+long rgroup__ms_since(const struct timespec *t);
+/* The keeper's census of threads the library did not make (census.c).
+ * Lock held. */
+void rgroup__census(void);
+
+/* ---- spares.c --------------------------------------------------------- */
+
+/* Spares vanish this long after the last creation. */
+#define RGROUP__SPARE_MS 500
+/* Remove the spares in one pool (evacuate: threads out first); returns
+ * how many could not go yet. Lock held. */
+int rgroup__spares_drop_pool(struct rgroup__node **pool, int evacuate);
+/* Keep an emptied group as a spare if the process is creating groups;
+ * returns 1 if kept. Lock held. */
+int rgroup__spares_recycle(struct rgroup__node *n);
+/* Remove every spare; returns how many could not go yet. Lock held. */
+int rgroup__drop_spares(int evacuate);
+
+/* ---- bind.c ----------------------------------------------------------- */
+
+/* Destroy n's backend group; 0, or -EBUSY while a thread is still in it. */
+int rgroup__unbind(struct rgroup__node *n);
+/* Rule 8: if the process was moved to another sgroup (or away and
+ * back), rebuild the tree there. Lock held; only the keeper calls it. */
+void rgroup__follow_migration(void);
 /* The process ends without its destructors (_exit, exit.c): its groups
  * are removed, best effort, async-signal-safe: only when no thread holds
  * the core lock, which then stays taken. */
