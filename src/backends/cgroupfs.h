@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroupfs.h - what both cgroup backends share (cgroupfs.c): the attached
- * sgroup, each group's directory, the descriptors kept for both (checked
- * before each use, fdcache.h), and the generic backend operations that
- * work the same on v1 and v2.
+ * cgroupfs.h - what both cgroup backends share: the attached sgroup, each
+ * group's directory, the descriptors kept for both (checked before each
+ * use, fdcache.h), the file helpers (cgroupfs.c) and the backend
+ * operations that work the same on v1 and v2 (cgroup-ops.c).
  */
 #ifndef RGROUP_CGROUPFS_H
 #define RGROUP_CGROUPFS_H
