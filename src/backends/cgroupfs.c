@@ -250,53 +250,6 @@ out:
 	return r;
 }
 
-int rgroup__cg_each_tid(void *priv, const struct rgroup__node *n,
-			int (*fn)(pid_t tid, void *arg), void *arg)
-{
-	enum { BUFSZ = 65536, MAXT = 4096 };
-	struct rgroup__cg *cg = priv;
-	char *buf = malloc(BUFSZ), path[PATH_MAX];
-	pid_t *tids = malloc(MAXT * sizeof(*tids));
-	int r, nt;
-
-	if (!buf || !tids) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = rgroup__cg_file(n, cg->tidsfile, path, sizeof(path));
-	if (r < 0)
-		goto out;
-	r = rgroup__cg_read(rgroup__cg_dirfd(cg), path, buf, BUFSZ);
-	if (r < 0)
-		goto out;
-	nt = rgroup__parse_tids(buf, tids, MAXT);
-	r = nt < 0 ? nt : 0;
-	for (int i = 0; i < nt && i < MAXT; i++) {
-		int e = fn(tids[i], arg);
-		if (e < 0 && r == 0)
-			r = e;
-	}
-out:
-	free(buf);
-	free(tids);
-	return r;
-}
-
-int rgroup__cg_write_max(struct rgroup__cg *cg, const struct rgroup__node *n, const char *file)
-{
-	char path[PATH_MAX], val[48];
-	int r = rgroup__cg_file(n, file, path, sizeof(path));
-
-	if (r < 0)
-		return r;
-	if (n->quota_us)
-		snprintf(val, sizeof(val), "%llu %llu", (unsigned long long)n->quota_us,
-			 (unsigned long long)n->period_us);
-	else
-		snprintf(val, sizeof(val), "max");
-	return rgroup__cg_write(rgroup__cg_dirfd(cg), path, val);
-}
-
 /* Remove an abandoned rgroup directory and everything below, children
  * first. A directory that still has threads (EBUSY) stays. */
 static int remove_tree(int parentfd, const char *name, int depth)

@@ -16,19 +16,6 @@
 
 static struct rgroup__core *const st = &rgroup__core;
 
-/* Destroy n's backend group; 0, or -EBUSY while a thread is still in it. */
-int rgroup__unbind(struct rgroup__node *n)
-{
-	int r;
-
-	if (!n->bound)
-		return 0;
-	r = rgroup__be_destroy(st->be, n);
-	if (r == 0)
-		n->bound = 0;
-	return r;
-}
-
 static void unbind_one(struct rgroup__node *n, void *arg)
 {
 	if (*(int *)arg && st->be->evacuate)

@@ -30,14 +30,6 @@
 
 static struct rgroup__core *const st = &rgroup__core;
 
-long rgroup__ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
-}
-
 /* ---- Reaping (rule 3) ---------------------------------------------------- */
 
 /* n has emptied (no thread, no child, none starting): recycle or remove it.

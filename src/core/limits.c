@@ -38,14 +38,6 @@ static int has_cpus_chain(const struct rgroup__node *n)
 	return 0;
 }
 
-int rgroup__node_limited(const struct rgroup__node *n)
-{
-	for (; n; n = n->parent)
-		if (n->cpus || n->quota_us)
-			return 1;
-	return 0;
-}
-
 int rgroup__process_cpus(cpu_set_t *out)
 {
 	static cpu_set_t snapshot;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tree.c - the process's rgroup tree: its lock, nodes and ids, the
- * lookups every rule needs, and the library's set-up (the backend chosen
- * from the table in backends/table.c).
+ * tree.c - the process's rgroup tree: its lock, nodes and ids, and the
+ * lookups every rule needs.
  *
  * One mutex guards the tree. Threads the library knows of carry a
  * struct rgroup__thread in their TLS, linked into their group; a pthread
@@ -17,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -31,41 +31,7 @@ __thread int rgroup__pause_token;
 
 static struct rgroup__core *const st = &rgroup__core;
 pthread_mutex_t rgroup__mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static __thread int initialising;  /* this thread is in pthread_once() */
-
-/* ---- Set-up and the lock ------------------------------------------------ */
-
-static void init_once(void)
-{
-	char why[512];
-	cpu_set_t cpus;
-
-	st->pid = getpid();
-	st->spin_ok = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 1;
-	if (pthread_key_create(&st->key, rgroup__thread_exit) != 0)
-		return; /* st->be stays NULL: ENOTSUP, never a crash */
-	pthread_atfork(rgroup__fork_prepare, rgroup__fork_parent, rgroup__fork_child);
-	rgroup__lock();
-	st->be = rgroup__choose_backend(why, sizeof(why));
-	rgroup__unlock();
-}
-
-void rgroup__init(void)
-{
-	/* A signal handler that interrupts this thread in pthread_once()
-	 * and calls it again would wait for itself (rgroup__init_reentered). */
-	initialising++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_once(&once, init_once);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	initialising--;
-}
-
-int rgroup__init_reentered(void)
-{
-	return initialising || rgroup__in_lib ? -EDEADLK : 0;
-}
+/* ---- The lock ------------------------------------------------------------ */
 
 void rgroup__lock(void)
 {
@@ -431,4 +397,34 @@ uint64_t rgroup__node_usage(const struct rgroup__node *n)
 	if (st->be && st->be->usage(st->be->priv, n, &ns) == 0)
 		return ns - (ns >= n->usage_base_ns ? n->usage_base_ns : ns);
 	return rgroup__clock_usage(n);
+}
+
+/* ---- A node's group, and time ------------------------------------------- */
+
+int rgroup__node_limited(const struct rgroup__node *n)
+{
+	for (; n; n = n->parent)
+		if (n->cpus || n->quota_us)
+			return 1;
+	return 0;
+}
+
+int rgroup__unbind(struct rgroup__node *n)
+{
+	int r;
+
+	if (!n->bound)
+		return 0;
+	r = rgroup__be_destroy(st->be, n);
+	if (r == 0)
+		n->bound = 0;
+	return r;
+}
+
+long rgroup__ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
 }

@@ -146,7 +146,7 @@ extern struct rgroup__core rgroup__core;
 /* The calling thread's record. */
 extern __thread struct rgroup__thread rgroup__self;
 
-/* ---- tree.c --------------------------------------------------------- */
+/* ---- setup.c -------------------------------------------------------- */
 
 /* Set the library up once (backend choice, fork hooks); every entry point
  * calls it first. */
@@ -155,6 +155,16 @@ void rgroup__init(void);
  * up, or in (or waiting for) its lock, which a signal handler that
  * interrupted it would wait for for ever; else 0. Async-signal-safe. */
 int rgroup__init_reentered(void);
+
+/* ---- tree.c --------------------------------------------------------- */
+
+/* Does n, or one of its ancestors, have a CPU set or a cap? Such a group
+ * is never kept as a spare (its settings would go to the next group). */
+int rgroup__node_limited(const struct rgroup__node *n);
+/* Destroy n's backend group; 0, or -EBUSY while a thread is still in it. */
+int rgroup__unbind(struct rgroup__node *n);
+/* Milliseconds since *t (CLOCK_MONOTONIC). */
+long rgroup__ms_since(const struct timespec *t);
 
 /*
  * The core lock. rgroup__in_lib counts how deep the calling thread is in
@@ -264,8 +274,6 @@ void rgroup__thread_exit(void *self);
  * -ENOMEM, or 0 (also when it is there already). */
 int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);
 pid_t rgroup__keeper_tid(void);               /* 0 if none */
-/* Milliseconds since *t (CLOCK_MONOTONIC). */
-long rgroup__ms_since(const struct timespec *t);
 /* The keeper's census of threads the library did not make (census.c).
  * Lock held. */
 void rgroup__census(void);
@@ -285,8 +293,6 @@ int rgroup__drop_spares(int evacuate);
 
 /* ---- bind.c ----------------------------------------------------------- */
 
-/* Destroy n's backend group; 0, or -EBUSY while a thread is still in it. */
-int rgroup__unbind(struct rgroup__node *n);
 /* Rule 8: if the process was moved to another sgroup (or away and
  * back), rebuild the tree there. Lock held; only the keeper calls it. */
 void rgroup__follow_migration(void);
@@ -345,9 +351,6 @@ void rgroup__node_cpus(const struct rgroup__node *n, cpu_set_t *out);
  * thread's affinity (while that thread is in no group with a CPU set;
  * else the affinity it had when the first CPU set was made). Lock held. */
 int rgroup__process_cpus(cpu_set_t *out);
-/* Does n, or one of its ancestors, have a CPU set or a cap? Such a group
- * is never kept as a spare (its settings would go to the next group). */
-int rgroup__node_limited(const struct rgroup__node *n);
 /* Give n (bound, lock held) its own CPUs (NULL: lift them) or its cap
  * (quota 0: lift it), with the inheritance checks of rule 10: 0, -EINVAL
  * (empty set, quota or period out of range), -EPERM (wider than its

@@ -178,24 +178,15 @@ static void snapshot(uint64_t now)
 
 /* ---- The periods ------------------------------------------------------------- */
 
-static void send(int s, pid_t tid)
+/* The value a cap pause carries: negative, slot and generation. */
+static int pause_value(int s)
 {
-	siginfo_t si;
-	int sig = rgroup__gov_signal();
 	unsigned int v = ((unsigned int)s << 16) | (slots[s].gen & 0xffffu);
 
-	if (!sig || !rgroup__gov_signal_ours())
-		return;
-	memset(&si, 0, sizeof(si));
-	si.si_signo = sig;
-	si.si_code = SI_QUEUE;
-	si.si_pid = getpid();
-	si.si_uid = getuid();
-	si.si_value.sival_int = -1 - (int)v;
-	syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, sig, &si);
+	return -1 - (int)v;
 }
 
-void rgroup__gov_cap_poll(void)
+void rgroup__gov_cap_poll(void (*send)(pid_t tid, int value))
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
@@ -238,7 +229,7 @@ void rgroup__gov_cap_poll(void)
 			uint64_t c = now_ns(tid_clock(sl->tid[i]));
 			/* Closing: everyone; later: whoever still runs. */
 			if (!closed || c > sl->last[i])
-				send(s, sl->tid[i]);
+				send(sl->tid[i], pause_value(s));
 			sl->last[i] = c;
 		}
 	}

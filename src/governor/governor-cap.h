@@ -11,9 +11,15 @@
 #ifndef RGROUP_GOVERNOR_CAP_H
 #define RGROUP_GOVERNOR_CAP_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rgroup.h"
+
 /* The governor thread, every wake-up; takes the core lock only with
- * trylock, allocates nothing. */
-void rgroup__gov_cap_poll(void);
+ * trylock, allocates nothing. A group at its cap gets its pauses through
+ * send(tid, value): the governor's signal, with a value < 0. */
+void rgroup__gov_cap_poll(void (*send)(pid_t tid, int value));
 /* A cap changed (core lock held): re-read the tree at the next poll. */
 void rgroup__gov_cap_changed(void);
 /* The signal handler, for a value < 0 (async-signal-safe): pause now, or
@@ -28,7 +34,5 @@ uint64_t rgroup__gov_cap_take_paused(rgroup_id_t id);
 void rgroup__gov_cap_stop(void);
 /* Fork child (async-signal-safe): no cap state. */
 void rgroup__gov_cap_fork_child(void);
-
-#include "governor-signal.h"   /* rgroup__gov_signal_ours() */
 
 #endif /* RGROUP_GOVERNOR_CAP_H */

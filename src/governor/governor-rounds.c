@@ -935,7 +935,7 @@ void *rgroup__gov_main(void *arg)
 			settle_round();
 			start_round();
 		}
-		rgroup__gov_cap_poll();
+		rgroup__gov_cap_poll(rgroup__gov_send_value);
 		publish();
 	}
 	/* Stopping: no timer fires again, no thread stays paused, no state

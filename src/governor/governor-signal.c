@@ -197,6 +197,24 @@ void rgroup__gov_deferred(void *priv, int token)
 		maybe_pause(token - 1);
 }
 
+/* Queue the governor's signal with `value` for thread tid of this process,
+ * if the handler in place is the governor's. The governor thread only. */
+void rgroup__gov_send_value(pid_t tid, int value)
+{
+	siginfo_t si;
+	int sig = rgroup__gov_signal();
+
+	if (!sig || !rgroup__gov_signal_ours())
+		return;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = value;
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, sig, &si);
+}
+
 /* ---- Choosing and installing it ------------------------------------------ */
 
 /* The governor's signal: SIGRTMIN+7, or RGROUP_GOVERNOR_SIGNAL=N for

@@ -145,6 +145,9 @@ static inline void futex_wake(int *word, int n)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* Queue the governor's signal with `value` for thread tid of this process,
+ * if the handler in place is the governor's. The governor thread only. */
+void rgroup__gov_send_value(pid_t tid, int value);
 /* Wake the governor thread (async-signal-safe). */
 void rgroup__gov_wake(void);
 /* Say once on stderr that the program's handler has signal sig. */
