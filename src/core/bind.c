@@ -197,7 +197,7 @@ void rgroup__follow_migration(void)
 	rebind_end();
 }
 
-/* ---- _exit: an end without destructors ------------------------------------ */
+/* ---- The process's end: _exit (no destructors), and exit ------------------ */
 
 static void exit_remove_one(struct rgroup__node *n, void *unused)
 {
