@@ -127,7 +127,7 @@ static int pp_start(int n)
 	pp.n = n;
 	r = rgroup_thread_create(&pp.th[0], NULL, RGROUP_NEW, pp_leader, NULL);
 	while (!r && __atomic_load_n(&pp.started, __ATOMIC_ACQUIRE) < n)
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return r;
 }
 
@@ -312,9 +312,9 @@ static unsigned long calibrate_2us(void)
 	const unsigned long n = 1000000;
 
 	for (int i = 0; i < 5; i++) {
-		double c0 = rgt_thread_cpu(rgt_gettid());
+		double c0 = scn_thread_cpu(scn_gettid());
 		spin_item((void *)n);
-		double c = rgt_thread_cpu(rgt_gettid()) - c0;
+		double c = scn_thread_cpu(scn_gettid()) - c0;
 		if (c > 0 && c < best)
 			best = c;
 	}

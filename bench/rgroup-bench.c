@@ -95,7 +95,7 @@ static double settle(void)
 {
 	double t0 = bench_now();
 	while (rgroup_list(NULL, 0) > settle_base && bench_now() - t0 < 10.0)
-		rgt_sleep(0.002);
+		scn_sleep(0.002);
 	return bench_now() - t0;
 }
 
@@ -195,10 +195,10 @@ struct idle {
 static void *idle_main(void *p)
 {
 	struct idle *w = p;
-	w->tid = rgt_gettid();
+	w->tid = scn_gettid();
 	__atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
 	while (!idle_stop)
-		rgt_sleep(0.005);
+		scn_sleep(0.005);
 	return NULL;
 }
 
@@ -289,9 +289,9 @@ static int floor_open(pid_t tid)
 
 	if (strcmp(bench_backend, "cgroup1") && !v2)
 		return -1;
-	if (rgt_thread_cgroup(tid, cg, sizeof(cg)) < 0)
+	if (scn_thread_cgroup(tid, cg, sizeof(cg)) < 0)
 		return -1;
-	rgt_cg_dir(cg, dir, sizeof(dir));
+	scn_cg_dir(cg, dir, sizeof(dir));
 	snprintf(file, sizeof(file), "%s/%s", dir, v2 ? "cpu.weight.nice" : "cpu.shares");
 	for (int k = 0; k < 2; k++)
 		if (v2)
@@ -328,7 +328,7 @@ static void bench_prio(void)
 		return;
 	}
 	while (!in.ready || !out.ready)
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	/* A manager thread (in no rgroup) re-weights a worker's top-level
 	 * group: the common case. One rgroup alive. */
 	prio_pair("PRIO_RGRP / setpriority(PRIO_PROCESS)", op_rgrp, in.tid, out.tid, 1.5);
@@ -380,12 +380,12 @@ static void bench_prio(void)
 
 /* Returns the worst relative error, and the mean in *mean; NAN when the
  * scenario could not be set up. */
-static double run_scenario(const struct rgt_scenario *sc, double cpus, const char *mode,
+static double run_scenario(const struct scn_table *sc, double cpus, const char *mode,
 			   double *mean)
 {
-	struct rgt_share sh[RGT_SCN_MAX];
+	struct scn_share sh[SCN_MAX];
 	double got, worst = 0, sum = 0;
-	int err, n = rgt_scn_run(sc, 0.5, measure_s, cpus, sh, &got, &err);
+	int err, n = scn_run(sc, 0.5, measure_s, cpus, sh, &got, &err);
 
 	if (n < 0) {
 		printf("  %s: cannot set up: %s\n", sc->name, strerror(err));
@@ -404,7 +404,7 @@ static double run_scenario(const struct rgt_scenario *sc, double cpus, const cha
 }
 
 /* Is this scenario one of the process's own threads only? */
-static int in_process(const struct rgt_scenario *sc)
+static int in_process(const struct scn_table *sc)
 {
 	return strcmp(sc->name, "article-split") && strcmp(sc->name, "under-committed") &&
 	       strcmp(sc->name, "over-committed");
@@ -413,67 +413,67 @@ static int in_process(const struct rgt_scenario *sc)
 /* Scenarios; b is the number of busy threads per group that makes the
  * scenario over-committed on the CPUs available (each group has at least
  * as many busy threads as CPUs, so its demand never caps its share). */
-static int make_scenarios(struct rgt_scenario *out, int ncpu, int pinned)
+static int make_scenarios(struct scn_table *out, int ncpu, int pinned)
 {
 	int k = 0, b = pinned ? 1 : ncpu;
-	struct rgt_scenario *s;
+	struct scn_table *s;
 
-	rgt_scn_flat124(&out[k++], b);
+	scn_flat124(&out[k++], b);
 
 	/* Nesting three deep in a chain: A(0) > AB(nice 3) > ABC(0), each
 	 * level busy, against a flat top-level B. */
 	s = &out[k++];
-	*s = (struct rgt_scenario){ .name = "nested-3-deep" };
+	*s = (struct scn_table){ .name = "nested-3-deep" };
 	{
-		int a = rgt_scn_add(s, 0, 'G', 0, 1, "A");
-		int ab = rgt_scn_add(s, a, 'G', 3, 1, "AB");
-		rgt_scn_busy_group(s, ab, 0, b, "ABC");
-		rgt_scn_busy_group(s, 0, 0, b, "B");
+		int a = scn_add(s, 0, 'G', 0, 1, "A");
+		int ab = scn_add(s, a, 'G', 3, 1, "AB");
+		scn_busy_group(s, ab, 0, b, "ABC");
+		scn_busy_group(s, 0, 0, b, "B");
 	}
 
-	rgt_scn_nested_tree(&out[k++], b);
+	scn_nested_tree(&out[k++], b);
 
 	/* The article's split: two single-threaded processes and one rgroup
 	 * of four busy threads in one system group. Rule 4 across processes:
 	 * the kernel's alone, a governor cannot make it. */
 	if (strcmp(bench_backend, "governor")) {
 		s = &out[k++];
-		*s = (struct rgt_scenario){ .name = "article-split" };
-		rgt_scn_add(s, 0, 'P', 0, 1, "proc1");
-		rgt_scn_add(s, 0, 'P', 0, 1, "proc2");
-		rgt_scn_busy_group(s, 0, 0, 4, "rg4");
+		*s = (struct scn_table){ .name = "article-split" };
+		scn_add(s, 0, 'P', 0, 1, "proc1");
+		scn_add(s, 0, 'P', 0, 1, "proc2");
+		scn_busy_group(s, 0, 0, 4, "rg4");
 	}
 
-	rgt_scn_vs_plain(&out[k++]);
+	scn_vs_plain(&out[k++]);
 
 	/* Under-committed: the demands sum to 3/4 of the CPUs; everyone gets
 	 * what it asks for, whatever its weight. */
 	s = &out[k++];
-	*s = (struct rgt_scenario){ .name = "under-committed" };
+	*s = (struct scn_table){ .name = "under-committed" };
 	if (pinned) {
-		rgt_scn_add(s, 0, 'G', 10, 0.40, "rgA(n10)");
-		rgt_scn_add(s, 0, 'G', 0, 0.35, "rgB");
+		scn_add(s, 0, 'G', 10, 0.40, "rgA(n10)");
+		scn_add(s, 0, 'G', 0, 0.35, "rgB");
 	} else {
-		rgt_scn_add(s, 0, 'G', 10, 1, "rgA(n10)");
-		int g = rgt_scn_add(s, 0, 'G', 0, 0.25, "rgB");
+		scn_add(s, 0, 'G', 10, 1, "rgA(n10)");
+		int g = scn_add(s, 0, 'G', 0, 0.25, "rgB");
 		for (int t = 2; t < ncpu; t++)
-			rgt_scn_add(s, g, 'T', 0, 1, "");
+			scn_add(s, g, 'T', 0, 1, "");
 	}
 
 	/* Over-committed: many more busy threads than CPUs. */
 	s = &out[k++];
-	*s = (struct rgt_scenario){ .name = "over-committed" };
-	rgt_scn_busy_group(s, 0, 0, 8 * b, "n0x8");
-	rgt_scn_busy_group(s, 0, 2, 8 * b, "n2x8");
-	rgt_scn_busy_group(s, 0, 4, 8 * b, "n4x8");
+	*s = (struct scn_table){ .name = "over-committed" };
+	scn_busy_group(s, 0, 0, 8 * b, "n0x8");
+	scn_busy_group(s, 0, 2, 8 * b, "n2x8");
+	scn_busy_group(s, 0, 4, 8 * b, "n4x8");
 	for (int t = 0; t < 4; t++)
-		rgt_scn_add(s, 0, 'T', 0, 1, "plain");
+		scn_add(s, 0, 'T', 0, 1, "plain");
 	return k;
 }
 
 static void bench_accuracy(void)
 {
-	static struct rgt_scenario sc[ACC_MAX];
+	static struct scn_table sc[ACC_MAX];
 	cpu_set_t all;
 	int ncpu;
 
@@ -490,7 +490,7 @@ static void bench_accuracy(void)
 		int n = make_scenarios(sc, ncpu, pinned), ok = 0;
 
 		snprintf(mode, sizeof(mode), pinned ? "pinned-1cpu" : "all-%dcpu", ncpu);
-		if (pinned && rgt_pin_one_cpu(NULL) < 0) {
+		if (pinned && scn_pin_one_cpu(NULL) < 0) {
 			printf("cannot pin to one CPU: %s\n", strerror(errno));
 			return;
 		}
@@ -596,7 +596,7 @@ static int ov_go, ov_stop; /* futex word; flag */
 static void *ov_member(void *p)
 {
 	struct ov_thread *w = p;
-	__atomic_store_n(&w->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&w->tid, scn_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&ov_go, __ATOMIC_ACQUIRE))
 		syscall(SYS_futex, &ov_go, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	while (!__atomic_load_n(&ov_stop, __ATOMIC_RELAXED))
@@ -630,13 +630,13 @@ static void ov_read(const pid_t *lib, int nlib, struct ov_reading *r)
 {
 	for (int tries = 0; tries < 10; tries++) {
 		struct timespec ts;
-		struct rgt_schedstat st;
+		struct scn_schedstat st;
 		double a = bench_now();
 
 		memset(r, 0, sizeof(*r));
 		for (int i = 0; i < nlib; i++) {
-			r->lib_cpu += rgt_thread_cpu(lib[i]);
-			if (rgt_schedstat(lib[i], &st) == 0) {
+			r->lib_cpu += scn_thread_cpu(lib[i]);
+			if (scn_schedstat(lib[i], &st) == 0) {
 				r->lib_wait += st.wait;
 				r->lib_runs += st.runs;
 			}
@@ -668,7 +668,7 @@ static void overhead_run(int n, double target)
 	 * tid is there. */
 	for (int i = 0; i < started * 10 && !err; i++) {
 		while (!__atomic_load_n(&w[i].tid, __ATOMIC_ACQUIRE) && !w[i - i % 10].err)
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		err = w[i - i % 10].err;
 	}
 	__atomic_store_n(&ov_go, 1, __ATOMIC_RELEASE);
@@ -677,14 +677,14 @@ static void overhead_run(int n, double target)
 		printf("%-44s FAILED: %d of %d rgroups: %s\n", "library CPU", started, ng, strerror(err));
 		goto out;
 	}
-	ours[no++] = rgt_gettid();
+	ours[no++] = scn_gettid();
 	for (int i = 0; i < n; i++)
 		ours[no++] = w[i].tid;
 	qsort(ours, no, sizeof(*ours), cmp_pid);
-	rgt_sleep(1.0);
+	scn_sleep(1.0);
 	nlib = library_threads(ours, no, lib, 64, &named);
 	ov_read(lib, nlib, &r0);
-	rgt_sleep(measure_s);
+	scn_sleep(measure_s);
 	ov_read(lib, nlib, &r1);
 	double dt = r1.at - r0.at, runs = r1.lib_runs - r0.lib_runs;
 	/* The library's threads compete with the busy ones for the CPUs:
@@ -712,7 +712,7 @@ out:
 	}
 	free(w);
 	free(ours);
-	rgt_wait_no_groups(10.0);
+	scn_wait_no_groups(10.0);
 }
 
 static void bench_overhead(void)
@@ -744,48 +744,48 @@ static int lat_ok(double da, double db, double want)
  */
 static void bench_latency(void)
 {
-	static struct rgt_scenario s;
+	static struct scn_table s;
 	static double ts[LAT_MAXS], ca[LAT_MAXS], cb[LAT_MAXS];
-	double lat[32], steady[32], v[RGT_SCN_MAX];
+	double lat[32], steady[32], v[SCN_MAX];
 	const int changes = 12;
 	cpu_set_t all;
 	char extra[256];
 	int a, b, err, n = 0;
 
-	s = (struct rgt_scenario){ .name = "prio-latency" };
-	a = rgt_scn_busy_group(&s, 0, 0, 1, "A");
-	b = rgt_scn_busy_group(&s, 0, 0, 1, "B");
+	s = (struct scn_table){ .name = "prio-latency" };
+	a = scn_busy_group(&s, 0, 0, 1, "A");
+	b = scn_busy_group(&s, 0, 0, 1, "B");
 	bench_header("PRIO_RGRP latency, pinned to one CPU: until B's share in 20 ms windows is within 10%");
-	if (rgt_pin_one_cpu(&all) < 0) {
+	if (scn_pin_one_cpu(&all) < 0) {
 		printf("cannot pin to one CPU: %s\n", strerror(errno));
 		return;
 	}
-	if ((err = rgt_scn_start(&s))) {
+	if ((err = scn_start(&s))) {
 		printf("cannot set up: %s\n", strerror(err));
 		sched_setaffinity(0, sizeof(all), &all);
 		return;
 	}
-	rgt_sleep(0.5);
+	scn_sleep(0.5);
 	for (int k = 0; k < changes; k++) {
 		struct model m;
-		int mi[RGT_SCN_MAX], ns = 0, in = 0, wins = 0;
+		int mi[SCN_MAX], ns = 0, in = 0, wins = 0;
 
-		rgt_sleep(0.3);
+		scn_sleep(0.3);
 		s.n[b].nice = k % 2 ? 0 : 6;
-		rgt_scn_model(&m, mi);
+		scn_model(&m, mi);
 		model_run(&m, 1);
 		double want = model_fraction(&m, mi[b]);
 		double t0 = bench_now();
-		if (rgroup_setpriority(PRIO_RGRP, rgt_scn.n[b].tid, s.n[b].nice) < 0) {
+		if (rgroup_setpriority(PRIO_RGRP, scn_cur.n[b].tid, s.n[b].nice) < 0) {
 			printf("PRIO_RGRP failed: %s\n", strerror(errno));
 			break;
 		}
 		do {
-			rgt_scn_read(v);
+			scn_read(v);
 			ts[ns] = bench_now() - t0;
-			ca[ns] = rgt_scn_subtree(v, a);
-			cb[ns] = rgt_scn_subtree(v, b);
-			rgt_sleep(LAT_SAMPLE);
+			ca[ns] = scn_subtree(v, a);
+			cb[ns] = scn_subtree(v, b);
+			scn_sleep(LAT_SAMPLE);
 		} while (ts[ns++] < LAT_WATCH && ns < LAT_MAXS);
 		/* The first window (sliding, one reading at a time) within 10%;
 		 * then the non-overlapping windows of the second half. */
@@ -811,9 +811,9 @@ static void bench_latency(void)
 		steady[n] = wins ? 100.0 * in / wins : NAN;
 		n++;
 	}
-	rgt_scn_stop();
+	scn_stop();
 	sched_setaffinity(0, sizeof(all), &all);
-	rgt_wait_no_groups(5.0);
+	scn_wait_no_groups(5.0);
 	if (!n)
 		return;
 	struct bench_stats st = bench_stats(steady, n);
@@ -861,7 +861,7 @@ static void *many_leader(void *p)
 	}
 	__atomic_store_n(&m->w[0].err, m->w[0].err, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&ov_stop, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	for (int g = 0; g < m->started; g++) {
 		pthread_join(m->w[g * MANY_PER].thread, NULL);
 		for (int k = 1; k < MANY_PER; k++)
@@ -875,7 +875,7 @@ static double many_b(const struct many *m)
 {
 	double c = 0;
 	for (int k = 0; k < MANY_PER; k++)
-		c += rgt_thread_cpu(m->w[k].tid);
+		c += scn_thread_cpu(m->w[k].tid);
 	return c;
 }
 
@@ -916,7 +916,7 @@ static void bench_latency_many(void)
 			ready = __atomic_load_n(&m.w[i].tid, __ATOMIC_ACQUIRE) != 0;
 		if (m.err)
 			break;
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	}
 	__atomic_store_n(&ov_go, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &ov_go, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -929,7 +929,7 @@ static void bench_latency_many(void)
 		printf("PRIO_RGRP failed: %s\n", strerror(errno));
 		goto out;
 	}
-	rgt_sleep(1.0);
+	scn_sleep(1.0);
 	double f_hi = model_pair_fraction(-20), f_lo = model_pair_fraction(19);
 	for (int k = 0; k < changes; k++) {
 		int up = k % 2 == 0, ns = 0;
@@ -943,7 +943,7 @@ static void bench_latency_many(void)
 		do {
 			cb[ns] = many_b(&m);
 			ts[ns] = bench_now() - t0;
-			rgt_sleep(LAT_SAMPLE);
+			scn_sleep(LAT_SAMPLE);
 		} while (ts[ns++] < 0.4 && ns < LAT_MAXS);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
 		double proc = (p1.tv_sec - p0.tv_sec + (p1.tv_nsec - p0.tv_nsec) / 1e9) / ts[ns - 1];
@@ -968,7 +968,7 @@ static void bench_latency_many(void)
 		       ts[ns - 1] > ts[h] ? (cb[ns - 1] - cb[h]) / (ts[ns - 1] - ts[h]) : 0,
 		       (up ? f_hi : f_lo) * proc, proc, ns);
 		n++;
-		rgt_sleep(0.2);
+		scn_sleep(0.2);
 	}
 	/* By direction: a group that never rose is "lowered" at once. */
 	for (int up = 1; up >= 0 && n; up--) {
@@ -987,7 +987,7 @@ static void bench_latency_many(void)
 out:
 	__atomic_store_n(&ov_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(m.tleader, NULL);
-	rgt_wait_no_groups(10.0);
+	scn_wait_no_groups(10.0);
 }
 
 /*
@@ -995,14 +995,14 @@ out:
  * threads each as CPUs; X falls asleep and wakes up in turns (8 pairs of
  * phases, 0.3 s to settle and `measure_s`/2 measured each). Figure: the
  * part of the CPU X had that Y takes when X sleeps, as scenario.h's
- * rgt_scn_idle() measures it (from the time Y's busy threads were paused,
+ * scn_idle() measures it (from the time Y's busy threads were paused,
  * which other load on the machine does not move); median over the pairs.
  */
 static void bench_idle(void)
 {
-	static struct rgt_scenario s;
-	struct rgt_idle r;
-	double taken[RGT_IDLE_MAX];
+	static struct scn_table s;
+	struct scn_idle_result r;
+	double taken[SCN_IDLE_MAX];
 	cpu_set_t all;
 	char extra[320];
 	int x, y, err, ncpu;
@@ -1010,18 +1010,18 @@ static void bench_idle(void)
 	if (sched_getaffinity(0, sizeof(all), &all) < 0)
 		return;
 	ncpu = CPU_COUNT(&all);
-	s = (struct rgt_scenario){ .name = "idle-group" };
-	x = rgt_scn_busy_group(&s, 0, 0, ncpu, "X");
-	y = rgt_scn_busy_group(&s, 0, 0, ncpu, "Y");
+	s = (struct scn_table){ .name = "idle-group" };
+	x = scn_busy_group(&s, 0, 0, ncpu, "X");
+	y = scn_busy_group(&s, 0, 0, ncpu, "Y");
 	bench_header("idle group, all CPUs: part of the idle group's CPU the busy one takes (%)");
-	if ((err = rgt_scn_start(&s))) {
+	if ((err = scn_start(&s))) {
 		printf("cannot set up: %s\n", strerror(err));
 		return;
 	}
-	rgt_sleep(0.5);
-	rgt_scn_idle(x, y, 8, 0.3, measure_s / 2, &r);
-	rgt_scn_stop();
-	rgt_wait_no_groups(5.0);
+	scn_sleep(0.5);
+	scn_idle(x, y, 8, 0.3, measure_s / 2, 0, 0, &r);
+	scn_stop();
+	scn_wait_no_groups(5.0);
 	for (int i = 0; i < r.n; i++)
 		taken[i] = 100 * r.taken[i];
 	struct bench_stats fr = bench_stats(r.freed, r.n), wh = bench_stats(r.withheld, r.n);
@@ -1050,37 +1050,37 @@ static void bench_idle(void)
  */
 static void bench_alone(void)
 {
-	static struct rgt_scenario s;
-	struct rgt_schedstat s0[RGT_SCN_MAX], s1[RGT_SCN_MAX];
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], used[8], ga[8], gb[8];
+	static struct scn_table s;
+	struct scn_schedstat s0[SCN_MAX], s1[SCN_MAX];
+	double v0[SCN_MAX], v1[SCN_MAX], used[8], ga[8], gb[8];
 	cpu_set_t all;
 	char extra[256];
 	int a, b, err, n = 0;
 
 	if (sched_getaffinity(0, sizeof(all), &all) < 0 || CPU_COUNT(&all) < 2)
 		return;
-	s = (struct rgt_scenario){ .name = "only-alone" };
-	a = rgt_scn_busy_group(&s, 0, 0, 1, "A");
-	b = rgt_scn_busy_group(&s, 0, 0, 2, "B");
+	s = (struct scn_table){ .name = "only-alone" };
+	a = scn_busy_group(&s, 0, 0, 1, "A");
+	b = scn_busy_group(&s, 0, 0, 2, "B");
 	bench_header("only alone, all CPUs: A (1 busy thread) and B (2), nice 0: the CPU B could use that it used (%)");
-	if ((err = rgt_scn_start(&s))) {
+	if ((err = scn_start(&s))) {
 		printf("cannot set up: %s\n", strerror(err));
 		return;
 	}
-	rgt_sleep(1.0);
+	scn_sleep(1.0);
 	for (int w = 0; w < 4; w++) {
 		double run = 0, withheld = 0;
 		for (int j = 1; j < s.count; j++)
-			rgt_schedstat(rgt_scn.n[j].tid, &s0[j]);
-		rgt_scn_read(v0);
-		double t0 = rgt_now();
-		rgt_sleep(measure_s / 2);
+			scn_schedstat(scn_cur.n[j].tid, &s0[j]);
+		scn_read(v0);
+		double t0 = scn_now();
+		scn_sleep(measure_s / 2);
 		for (int j = 1; j < s.count; j++)
-			rgt_schedstat(rgt_scn.n[j].tid, &s1[j]);
-		rgt_scn_read(v1);
-		double dt = rgt_now() - t0;
+			scn_schedstat(scn_cur.n[j].tid, &s1[j]);
+		scn_read(v1);
+		double dt = scn_now() - t0;
 		for (int j = 1; j < s.count; j++) {
-			if (!rgt_scn_below(j, b))
+			if (!scn_below(j, b))
 				continue;
 			double r = s1[j].run - s0[j].run, wt = s1[j].wait - s0[j].wait;
 			double blocked = (s1[j].at - s0[j].at) - r - wt;
@@ -1089,12 +1089,12 @@ static void bench_alone(void)
 				withheld += blocked * (r + wt > 0 ? r / (r + wt) : 1);
 		}
 		used[n] = run + withheld > 0 ? 100 * run / (run + withheld) : NAN;
-		ga[n] = (rgt_scn_subtree(v1, a) - rgt_scn_subtree(v0, a)) / dt;
-		gb[n] = (rgt_scn_subtree(v1, b) - rgt_scn_subtree(v0, b)) / dt;
+		ga[n] = (scn_subtree(v1, a) - scn_subtree(v0, a)) / dt;
+		gb[n] = (scn_subtree(v1, b) - scn_subtree(v0, b)) / dt;
 		n++;
 	}
-	rgt_scn_stop();
-	rgt_wait_no_groups(5.0);
+	scn_stop();
+	scn_wait_no_groups(5.0);
 	struct bench_stats sa = bench_stats(ga, n), sb = bench_stats(gb, n);
 	snprintf(extra, sizeof(extra), "\"windows\":%d,\"a_cpus_median\":%.3f,\"b_cpus_median\":%.3f",
 		 n, sa.median, sb.median);
@@ -1259,7 +1259,7 @@ static void bench_scale(void)
 		if (sc_ok[i])
 			pthread_join(sc_threads[i], NULL);
 	double td_joined = bench_now();
-	int left = rgt_wait_no_groups(120.0);
+	int left = scn_wait_no_groups(120.0);
 	double td1 = bench_now();
 
 	bench_header("scale");

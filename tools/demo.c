@@ -2,16 +2,16 @@
 /*
  * demo.c - `rgroup demo`: the article's scenarios on the real kernel.
  *
- * The scenarios are tables run by the tests' scenario engine
- * (test/lib/scenario.h): the system test test-share.c asserts the very
+ * The scenarios are tables run by the scenario engine
+ * (src/scenario/scenario.h): the system test test-share.c asserts the very
  * splits printed here. Every group's CPU time is measured from the outside
  * (per-thread and per-process CPU clocks, not the library's own
  * accounting), as a share of all the CPU time the demo's busy threads got,
  * and compared with the ideal hierarchical weighted share computed by the
  * reference model (src/model/model.h) for the same tree, weights and demands.
  *
- * As root the demo measures in a system group of its own (test/lib/
- * sgroup.h, rgroup-demo-PID), entered before the library's first group,
+ * As root the demo measures in a system group of its own
+ * (src/scenario/sysgroup.h, rgroup-demo-PID), entered before the library's first group,
  * so that the article's split is among exactly the demo's processes.
  */
 #include <errno.h>
@@ -69,17 +69,17 @@ struct demo_scenario {
 	const char *plot;       /* appended to the --plot file's stem */
 	int one_cpu;            /* run pinned to one CPU, the model divides one */
 	int governor;           /* 1: on the governor only, 0: never there, -1: both */
-	void (*build)(struct rgt_scenario *s, int base);
+	void (*build)(struct scn_table *s, int base);
 };
 
-static void article_processes(struct rgt_scenario *s, int base)
+static void article_processes(struct scn_table *s, int base)
 {
-	rgt_scn_article(s, 'P', base);
+	scn_article(s, 'P', base);
 }
 
-static void article_threads(struct rgt_scenario *s, int base)
+static void article_threads(struct scn_table *s, int base)
 {
-	rgt_scn_article(s, 'T', base);
+	scn_article(s, 'T', base);
 }
 
 static const struct demo_scenario scenarios[] = {
@@ -110,7 +110,7 @@ static const struct demo_scenario scenarios[] = {
 			 "  load, and a nested split lands well off the fluid ideal from run to\n"
 			 "  run; on one CPU it is the weights alone",
 		.result = "nested split", .plot = "-nested", .one_cpu = 1, .governor = -1,
-		.build = rgt_scn_nested_weights,
+		.build = scn_nested_weights,
 	},
 };
 
@@ -118,7 +118,7 @@ static volatile sig_atomic_t interrupted;
 static const char *plot_png;
 /* --plot: each compared group's share of the demo's CPU per sample. */
 static double sample_t[MAX_SAMPLES];
-static double sample_share[RGT_SCN_MAX * MAX_SAMPLES];
+static double sample_share[SCN_MAX * MAX_SAMPLES];
 static size_t nsamples;
 
 static void on_signal(int sig)
@@ -139,16 +139,16 @@ static int nap(long ms)
  * took, or -1 if interrupted. */
 static double measure(int seconds, double cpus, const double *v0, double *v1)
 {
-	struct rgt_share sh[RGT_SCN_MAX];
-	double prev[RGT_SCN_MAX], t0 = rgt_now(), t = t0, got;
+	struct scn_share sh[SCN_MAX];
+	double prev[SCN_MAX], t0 = scn_now(), t = t0, got;
 	size_t n = (size_t)seconds * 1000 / SAMPLE_MS;
 
 	nsamples = 0;
 	if (!plot_png) {
 		if (nap(1000L * seconds) < 0)
 			return -1;
-		rgt_scn_read(v1);
-		return rgt_now() - t0;
+		scn_read(v1);
+		return scn_now() - t0;
 	}
 	memcpy(prev, v0, sizeof(prev));
 	for (size_t i = 0; i < n && i < MAX_SAMPLES; i++) {
@@ -157,9 +157,9 @@ static double measure(int seconds, double cpus, const double *v0, double *v1)
 
 		if (nap(SAMPLE_MS) < 0)
 			return -1;
-		rgt_scn_read(v1);
-		now = rgt_now();
-		k = rgt_scn_compare(prev, v1, now - t, cpus, sh, &got);
+		scn_read(v1);
+		now = scn_now();
+		k = scn_compare(prev, v1, now - t, cpus, sh, &got);
 		for (int e = 0; e < k; e++)
 			sample_share[e * MAX_SAMPLES + i] = sh[e].got;
 		sample_t[i] = now - t0;
@@ -171,13 +171,13 @@ static double measure(int seconds, double cpus, const double *v0, double *v1)
 }
 
 /* How deep node i is below the system group. */
-static int depth(const struct rgt_scenario *sc, int i)
+static int depth(const struct scn_table *sc, int i)
 {
 	return sc->n[i].parent ? 1 + depth(sc, sc->n[i].parent) : 0;
 }
 
 /* "4", "1" or "1 idle": the busy threads directly in a compared entity. */
-static void threads_of(const struct rgt_scenario *sc, int i, char *out, size_t len)
+static void threads_of(const struct scn_table *sc, int i, char *out, size_t len)
 {
 	int busy = sc->n[i].demand > 0;
 
@@ -188,14 +188,14 @@ static void threads_of(const struct rgt_scenario *sc, int i, char *out, size_t l
 }
 
 /* Print the table; returns the worst relative error. */
-static double print_table(const struct rgt_scenario *sc, const struct rgt_share *sh, int n)
+static double print_table(const struct scn_table *sc, const struct scn_share *sh, int n)
 {
 	double worst = 0;
 
 	printf("  %-16s %-8s %4s %6s %9s %7s %7s\n",
 	       "group", "threads", "nice", "weight", "measured", "ideal", "error");
 	for (int e = 0; e < n; e++) {
-		int i = sh[e].node, nice = rgt_scn.n[i].nice;
+		int i = sh[e].node, nice = scn_cur.n[i].nice;
 		double err = sh[e].want > 0 ? (sh[e].got - sh[e].want) / sh[e].want : 0;
 		char label[40], threads[16];
 
@@ -212,12 +212,12 @@ static double print_table(const struct rgt_scenario *sc, const struct rgt_share 
 }
 
 /* Draw the samples with their ideal shares into FILE<suffix>.png. */
-static void draw(const struct demo_scenario *d, const struct rgt_share *sh, int n)
+static void draw(const struct demo_scenario *d, const struct scn_share *sh, int n)
 {
-	static double share[RGT_SCN_MAX * MAX_SAMPLES];
-	const char *names[RGT_SCN_MAX], *dot = strrchr(plot_png, '.');
+	static double share[SCN_MAX * MAX_SAMPLES];
+	const char *names[SCN_MAX], *dot = strrchr(plot_png, '.');
 	size_t stem = dot && strcmp(dot, ".png") == 0 ? (size_t)(dot - plot_png) : strlen(plot_png);
-	double ideal[RGT_SCN_MAX];
+	double ideal[SCN_MAX];
 	char png[PATH_MAX];
 	int r;
 
@@ -248,26 +248,26 @@ static void draw(const struct demo_scenario *d, const struct rgt_share *sh, int 
  * *got, ENOTSUP (no backend), or -1 (another failure, or interrupted;
  * reported).
  */
-static int run(const struct rgt_scenario *sc, const struct demo_scenario *d, int one_cpu,
+static int run(const struct scn_table *sc, const struct demo_scenario *d, int one_cpu,
 	       int seconds, double cpus, double *worst, double *got)
 {
-	struct rgt_share sh[RGT_SCN_MAX];
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], took = -1;
+	struct scn_share sh[SCN_MAX];
+	double v0[SCN_MAX], v1[SCN_MAX], took = -1;
 	cpu_set_t saved;
 	int pinned = 0, err, n;
 
 	/* Its threads and processes inherit the affinity. */
-	if (one_cpu && rgt_pin_one_cpu(&saved) == 0) {
+	if (one_cpu && scn_pin_one_cpu(&saved) == 0) {
 		pinned = 1;
 		cpus = 1;
 	}
-	err = rgt_scn_start(sc);
+	err = scn_start(sc);
 	if (!err) {
 		if (nap(WARMUP_MS) == 0) {      /* let the scheduler settle */
-			rgt_scn_read(v0);
+			scn_read(v0);
 			took = measure(seconds, cpus, v0, v1);
 		}
-		rgt_scn_stop();
+		scn_stop();
 	}
 	if (pinned)
 		sched_setaffinity(0, sizeof(saved), &saved);
@@ -281,10 +281,10 @@ static int run(const struct rgt_scenario *sc, const struct demo_scenario *d, int
 		return ENOTSUP;
 	}
 	if (err) {
-		fprintf(stderr, "rgroup demo: %s failed: %s\n", rgt_scn.what, strerror(err));
+		fprintf(stderr, "rgroup demo: %s failed: %s\n", scn_cur.what, strerror(err));
 		return -1;
 	}
-	n = rgt_scn_compare(v0, v1, took, cpus, sh, got);
+	n = scn_compare(v0, v1, took, cpus, sh, got);
 	*worst = print_table(sc, sh, n);
 	if (plot_png && nsamples)
 		draw(d, sh, n);
@@ -294,7 +294,7 @@ static int run(const struct rgt_scenario *sc, const struct demo_scenario *d, int
 }
 
 /* The CPUs scenario sc can use at most: its busy threads, or the CPUs. */
-static double wanted(const struct rgt_scenario *sc, double cpus)
+static double wanted(const struct scn_table *sc, double cpus)
 {
 	double demand = 0;
 
@@ -314,7 +314,7 @@ static double wanted(const struct rgt_scenario *sc, double cpus)
 static int show(const struct demo_scenario *d, int base, int seconds, double cpus,
 		double *worst)
 {
-	struct rgt_scenario sc;
+	struct scn_table sc;
 	double got = 0;
 	int r;
 
@@ -375,16 +375,16 @@ static int enter_sgroup(int use_sgroup, const char *backend)
 		return 0;
 	}
 	snprintf(name, sizeof(name), "rgroup-demo-%d", (int)getpid());
-	if (rgt_sg_open(backend, why, sizeof(why)) < 0 ||
-	    rgt_sg_join(name, cg, sizeof(cg), why, sizeof(why)) < 0) {
+	if (scn_sg_open(backend, why, sizeof(why)) < 0 ||
+	    scn_sg_join(name, cg, sizeof(cg), why, sizeof(why)) < 0) {
 		printf("system group: %s;\n  using the process's own group "
 		       "(other busy tasks there would skew the figures)\n", why);
 		return 0;
 	}
-	rgt_cg_dir(cg, dir, sizeof(dir));
+	scn_cg_dir(cg, dir, sizeof(dir));
 	printf("system group: made %s (cgroup %s) for this demo, so the shares\n"
 	       "  are measured among the demo's own processes only\n",
-	       dir, rgt_sg.v2 ? "v2" : "v1");
+	       dir, scn_sg.v2 ? "v2" : "v1");
 	return 1;
 }
 
@@ -394,14 +394,14 @@ static int leave_sgroup(int entered)
 {
 	char why[PATH_MAX + 128], home[PATH_MAX], made[PATH_MAX];
 
-	if (rgt_wait_no_groups(3.0) < 0)
+	if (scn_wait_no_groups(3.0) < 0)
 		fprintf(stderr, "rgroup demo: the library still reports %d rgroup(s) "
 			"3 s after their threads exited\n", rgroup_list(NULL, 0));
 	if (!entered)
 		return EXIT_OK;
-	rgt_cg_dir(rgt_sg.home, home, sizeof(home));
-	rgt_cg_dir(rgt_sg.made[0], made, sizeof(made));
-	if (rgt_sg_leave(why, sizeof(why)) < 0) {
+	scn_cg_dir(scn_sg.home, home, sizeof(home));
+	scn_cg_dir(scn_sg.made[0], made, sizeof(made));
+	if (scn_sg_leave(why, sizeof(why)) < 0) {
 		fprintf(stderr, "rgroup demo: %s\n", why);
 		return EXIT_FAIL;
 	}

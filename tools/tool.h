@@ -5,8 +5,8 @@
  * helpers that the library, the tests and the fuzzers share: the parsers
  * (src/kernel-text/parse.h), the locator and /proc readers (src/kernel-text/locate.h), the
  * governor's state file (src/governor/governor-state.h), the reference model
- * (src/model/model.h) and, for the demo, the tests' scenario engine
- * (test/lib/scenario.h). Never the library's insides (tree.h, backend.h,
+ * (src/model/model.h) and, for the demo, the scenario engine
+ * (src/scenario/scenario.h). Never the library's insides (tree.h, backend.h,
  * cgroupfs.h).
  */
 #ifndef RGROUP_TOOL_H

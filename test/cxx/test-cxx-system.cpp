@@ -46,6 +46,7 @@
 extern "C" {
 #include "judge.h"
 #include "scenario.h"
+#include "sgroup.h"
 }
 
 using namespace std::chrono_literals;
@@ -115,12 +116,12 @@ static bool kernel_agrees(pid_t tid, rgroup::group_id id)
 
 static bool wait_gone(rgroup::group_id id, double timeout)
 {
-	double end = rgt_now() + timeout;
+	double end = scn_now() + timeout;
 	while (error_of([&] { (void)rgroup::info(id); }) != ENOENT)
-		if (rgt_now() > end)
+		if (scn_now() > end)
 			return false;
 		else
-			rgt_sleep(0.005);
+			scn_sleep(0.005);
 	return true;
 }
 
@@ -161,7 +162,7 @@ CASE(membership)
 			n_looked.get_future().wait();
 			ready.set_value();
 			go.wait();
-			rgt_sleep(0.05);
+			scn_sleep(0.05);
 			finished = true;
 		});
 		ready.get_future().wait();
@@ -305,7 +306,7 @@ CASE(rule6)
 	if (pid == 0) {
 		struct rlimit none = {0, 0};
 		if (setrlimit(RLIMIT_NICE, &none) < 0 || rgt_drop_cap_sys_nice() < 0 ||
-		    setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0)
+		    setpriority(PRIO_PROCESS, scn_gettid(), 4) < 0)
 			_exit(3);
 		try {
 			std::atomic<int> ran{0};
@@ -313,7 +314,7 @@ CASE(rule6)
 				rgroup::thread t(rgroup::thread_options().new_group().nice(2), [&] { ran++; });
 			}) == EACCES;
 			res[1] = ran == 0;
-			res[2] = rgt_wait_no_groups(3.0) == 0;
+			res[2] = scn_wait_no_groups(3.0) == 0;
 			res[3] = error_of([&] {
 				rgroup::thread t(rgroup::thread_options().new_group().nice(6), [&] { ran++; });
 			}) == 0 && ran == 1;
@@ -392,7 +393,7 @@ CASE(executor)
 	b.close();
 	CHECK(!b, "closed");
 	pool.close();
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 CASE(cancel)
@@ -404,7 +405,7 @@ CASE(cancel)
 	auto gate = [&] {
 		started = 1;
 		while (!open)
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 	};
 	auto owning = [&ran, token] { ran++; };
 	const long base = token.use_count(); // token and owning's copy
@@ -414,7 +415,7 @@ CASE(cancel)
 		rgroup::work_group g = pool.make_group("cxx-c");
 		g.submit(gate);
 		while (!started)
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		for (int i = 0; i < 5; i++)
 			g.submit(owning);
 		CHECK(token.use_count() == base + 5, "5 queued copies (%ld)", token.use_count());
@@ -427,7 +428,7 @@ CASE(cancel)
 		// The pool's destructor cancels the 4 queued items and waits for the
 		// running gate, which another thread opens.
 		rgroup::thread opener([&] {
-			rgt_sleep(0.1);
+			scn_sleep(0.1);
 			open = true;
 		});
 		CHECK(pool.close() == 4, "close() cancels the 4 queued items");
@@ -446,7 +447,7 @@ CASE(cancel)
 	CHECK(error_of([&] { (void)pool.make_group("x"); }) == ESHUTDOWN, "no new group either");
 	CHECK(token.use_count() == base && ran == 0, "refused items are destroyed, not run");
 	pool.close();
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 
 	// A parent destroyed before its subgroup (EBUSY for the C call): its
 	// pending items are canceled and none of them runs after its end.
@@ -460,10 +461,10 @@ CASE(cancel)
 		started = 0;
 		parent.submit(gate);
 		while (!started)
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		parent.submit(owning);
 		opener = rgroup::thread([&] {
-			rgt_sleep(0.1);
+			scn_sleep(0.1);
 			open = true;
 		});
 	} // parent: EBUSY, so cancel its queue and wait for the gate
@@ -485,8 +486,8 @@ struct chain {
 	chain_ctx *c;
 	void operator()() const
 	{
-		double end = rgt_now() + 0.0005;
-		while (rgt_now() < end)
+		double end = scn_now() + 0.0005;
+		while (scn_now() < end)
 			;
 		if (!c->stop->load(std::memory_order_relaxed))
 			c->g->submit(*this);
@@ -497,7 +498,7 @@ static_assert(rgroup::detail::fits_inline<chain>);
 CASE(split)
 {
 	cpu_set_t saved;
-	if (rgt_pin_one_cpu(&saved) < 0) {
+	if (scn_pin_one_cpu(&saved) < 0) {
 		CHECK(0, "cannot pin to one CPU: %s", strerror(errno));
 		return;
 	}
@@ -518,7 +519,7 @@ CASE(split)
 	chain_ctx ctx[2] = {{&g[0], &stop}, {&g[1], &stop}};
 	for (auto &c : ctx)
 		c.g->submit(chain{&c});
-	rgt_sleep(0.3);
+	scn_sleep(0.3);
 	struct rgt_judge j = {};
 	j.what = "nice 0 against nice 5, work groups on one CPU";
 	j.n = 2;

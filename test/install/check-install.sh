@@ -46,6 +46,20 @@ if command -v cargo >/dev/null; then
 	cargo build "$@"
 	echo "the Rust crate builds against the installed library"
 fi
+# Nothing installed links test code: the test library's names start with
+# rgt_ (test/lib). meson installs unstripped, so a missing symbol table
+# is a failure of the check, not a pass.
+for f in "$root/bin/rgroup" "$stage$libdir/librgroup.so" "$stage$libdir/librgroup.a" \
+	 "$stage$libdir/rgroup/librgroup-preload.so"; do
+	syms=$(nm "$f" 2>/dev/null || true)
+	[ -n "$syms" ] || { echo "FAIL: no symbol table in $f: cannot check it for test code"; exit 1; }
+	if echo "$syms" | grep -E ' [A-Za-z] rgt_' >/dev/null; then
+		echo "FAIL: $f contains test code:"
+		echo "$syms" | grep -E ' [A-Za-z] rgt_' | head -n 5
+		exit 1
+	fi
+done
+echo "no installed file contains the tests' code (rgt_*)"
 [ ! -e "$stage$libdir/librgroup-preload.so" ] ||
 	{ echo "FAIL: the preload is in the public library directory $libdir"; exit 1; }
 # The installed command runs too, and finds the preload in its private

@@ -33,21 +33,21 @@ int rgt_judge_within(double got, double want)
 int rgt_judge(const struct rgt_judge *j, double *cpus_out)
 {
 	double window = j->window_s > 0 ? j->window_s : RGT_JUDGE_WINDOW_S;
-	double deadline = rgt_now() + (j->deadline_s > 0 ? j->deadline_s : RGT_JUDGE_DEADLINE_S);
+	double deadline = scn_now() + (j->deadline_s > 0 ? j->deadline_s : RGT_JUDGE_DEADLINE_S);
 	double got[RGT_JUDGE_MAX][RGT_JUDGE_WINDOWS], want[RGT_JUDGE_MAX][RGT_JUDGE_WINDOWS];
 	double cpus[RGT_JUDGE_WINDOWS], c0[RGT_JUDGE_MAX], c1[RGT_JUDGE_MAX], b0, b1, t0, t1;
 	int kept = 0, windows = 0, off = 0;
 
 	if (j->read(j->ctx, c0, &b0) < 0)
 		b0 = -1;
-	t0 = rgt_now();
-	while (kept < RGT_JUDGE_WINDOWS && rgt_now() < deadline) {
+	t0 = scn_now();
+	while (kept < RGT_JUDGE_WINDOWS && scn_now() < deadline) {
 		double w[RGT_JUDGE_MAX], dt, dbase, set_cpus = 0;
 		int ok;
 
-		rgt_sleep(window);
+		scn_sleep(window);
 		ok = j->read(j->ctx, c1, &b1) == 0 && b0 >= 0;
-		t1 = rgt_now();
+		t1 = scn_now();
 		windows++;
 		dt = t1 - t0;
 		dbase = b1 - b0;

@@ -83,4 +83,14 @@ int rgt_judge(const struct rgt_judge *j, double *cpus_out);
 /* Within the rule's tolerance? */
 int rgt_judge_within(double got, double want);
 
+/*
+ * Judge the running scenario (src/scenario/scenario.h) by the rule above:
+ * each compared entity's share of the CPU time the scenario's entities
+ * got, window by window, against the model given the CPUs they got (at most `cpus`).
+ * Windows in which they got less than min_cpus CPUs are not kept. Returns
+ * rgt_judge()'s result; *got_cpus (may be NULL) the median CPUs got.
+ */
+int rgt_scn_judge(const char *what, double cpus, double min_cpus, double window_s,
+		  double *got_cpus);
+
 #endif /* RGROUP_TEST_JUDGE_H */

@@ -1,24 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sgroup.h - a system group of the test's own (sgroup.c), on the hierarchy
- * of the backend under test (RGROUP_BACKEND), so that a test never touches
- * a group it did not make and tests do not disturb each other; and threads
- * that run in rgroups until told to stop. The demo makes its system group
- * with the same calls.
+ * sgroup.h - the test's own system group (sgroup.c), on the hierarchy of
+ * the backend under test (RGROUP_BACKEND), made with the scenario
+ * library's calls (src/scenario/sysgroup.h), so that a test never touches
+ * a group it did not make and tests do not disturb each other; what the
+ * kernel says of a test's groups; and threads that run in rgroups until
+ * told to stop.
  *
- *   cgroup1: a child of the process's group in the v1 cpu hierarchy.
- *   cgroup2: a child of the parent of the process's group (the process's
- *            own group holds processes, so it cannot hand controllers
- *            down); the parent must already enable cpu for its children,
- *            as the VM's init does for the root.
- *
- * Tests: rgt_sg_init() finds the hierarchy (or skips the program),
- * rgt_sg_make() makes a group, rgt_sg_enter() makes one and moves the
- * whole process in, rgt_sg_cleanup() (also run at exit) waits until the
- * library has removed its groups, moves the process back and removes what
- * the test made. The calls that return an error instead of skipping
- * (rgt_sg_open(), rgt_sg_join(), rgt_sg_leave()) are for programs that
- * carry on without a group of their own, as the demo does.
+ * rgt_sg_init() finds the hierarchy (or skips the program), rgt_sg_make()
+ * makes a group, rgt_sg_enter() makes one and moves the whole process in;
+ * the clean-up at exit (scn_sg_cleanup()) waits until the library has
+ * removed its groups, moves the process back and removes what the test
+ * made.
  */
 #ifndef RGROUP_TEST_SGROUP_H
 #define RGROUP_TEST_SGROUP_H
@@ -40,71 +33,19 @@
 #include "util.h"
 #include "weight.h"
 #include "rgroup.h"
-
-#define RGT_MAX_SG 4
-
-struct rgt_sgroup {
-	int v2;
-	int gov;                /* the governor: no kernel groups to look at */
-	int native;             /* the kernel's own rgroups: in /proc, not in
-	                         * cgroupfs (the sgroup is a cgroup v2 group) */
-	int delegated;          /* RGROUP_TEST_DELEGATED: an unprivileged user in
-	                         * a delegated group, used as the sgroup as is */
-	char home[PATH_MAX];    /* the process's group when it started */
-	char base[PATH_MAX];    /* where the groups are made */
-	struct rgroup__mount mount;   /* the hierarchy's mount */
-	char made[RGT_MAX_SG][PATH_MAX];
-	int nmade;
-	pid_t owner;            /* forked children must not clean up */
-};
-extern struct rgt_sgroup rgt_sg;
-
-/* ---- Calls that return an error: 0, or -errno and one line in why ---- */
-
-/* Find the hierarchy of `backend` ("cgroup1", "cgroup2" and "native": the
- * v1 cpu or the v2 hierarchy; "governor": none needed) and where groups
- * can be made; rgt_sg_cleanup() runs at exit. */
-int rgt_sg_open(const char *backend, char *why, size_t len);
-/* Make group `name` below the base and move the whole process in; its
- * cgroup path goes to out. Nothing is left behind on failure. */
-int rgt_sg_join(const char *name, char *out, size_t len, char *why, size_t wlen);
-/* Move the process back to its first group and remove what was made. Call
- * when the library has removed its groups (rgt_wait_no_groups()). A group
- * that cannot be removed is named in why. */
-int rgt_sg_leave(char *why, size_t len);
+#include "sysgroup.h"
 
 /* ---- The tests' calls: skip the program when it cannot run ----------- */
 
-/* rgt_sg_open() of RGROUP_BACKEND, as root (or delegated). */
+/* scn_sg_open() of RGROUP_BACKEND, as root (or delegated). */
 void rgt_sg_init(void);
 /* Make a new, empty system group; its cgroup path goes to out. */
 void rgt_sg_make(const char *tag, char *out, size_t len);
 /* Make a group and move in; the usual start of a system test. */
 void rgt_sg_enter(char *out, size_t len);
-/* Wait for the library, then rgt_sg_leave(); says on stderr what it
- * could not do. Only in the process that opened the group. */
-void rgt_sg_cleanup(void);
-
-/* Move the whole process (the administrator's move: cgroup.procs). */
-int rgt_sg_move(const char *cgpath);
 
 /* ---- Looking at the hierarchy ---------------------------------------- */
 
-/* The cgroup path of thread tid (0: the caller) on the tested hierarchy. */
-int rgt_thread_cgroup(pid_t tid, char *out, size_t len);
-/* Absolute directory of a cgroup path on the tested hierarchy ("" if the
- * path is outside the mount). */
-void rgt_cg_dir(const char *cgpath, char *out, size_t len);
-/* Directories named rgroup-<pid>-... at and below dir (pid 0: any owner;
- * nested groups carry their owner's pid too). */
-int rgt_count_groups(const char *dir, pid_t pid);
-/* Directories of this process's groups in the test's system groups. The
- * library keeps emptied groups as spares for up to 0.5 s after its last
- * creation (the fast path), so "gone" is waited for, not assumed. */
-int rgt_own_dirs(void);
-/* Wait until the library has no rgroup left and its directories are gone
- * from the test's system groups; 0 on success. */
-int rgt_wait_no_groups(double timeout);
 /* The value of a file in the directory of a cgroup path (LLONG_MIN: none). */
 long long rgt_cg_value(const char *cgpath, const char *file);
 /* The kernel's view of the weight of the rgroup at cgpath, as a nice

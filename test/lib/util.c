@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* util.c - clocks, waits, files, CPU times and child processes for the
- * tests. */
+/* util.c - files, child processes, descriptors and capabilities for the
+ * tests (util.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,57 +19,9 @@
 #include "locate.h"
 #include "util.h"
 
-double rgt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void rgt_sleep(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-pid_t rgt_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-void rgt_word_wait(int *word, int expected, double timeout)
-{
-	struct timespec ts = { (time_t)timeout, (long)((timeout - (time_t)timeout) * 1e9) };
-
-	/* Relative timeout; EAGAIN (*word changed), EINTR and ETIMEDOUT all
-	 * mean: look again. */
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout > 0 ? &ts : NULL, NULL, 0);
-}
-
-void rgt_word_wake(int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
 int rgt_read(const char *path, char *buf, size_t len)
 {
 	return rgroup__read_path(path, buf, len);
-}
-
-int rgt_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), e;
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	return r < 0 ? -e : 0;
 }
 
 int rgt_exists(const char *path)
@@ -108,52 +60,13 @@ int rgt_capture(char *out, size_t len, void (*child)(void *), void *arg)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-double rgt_thread_cpu(pid_t tid)
-{
-	/* The kernel's CPU clock of one thread (CPUCLOCK_SCHED, per thread). */
-	clockid_t cid = (clockid_t)((~(unsigned int)tid << 3) | 6);
-	struct timespec ts;
-
-	if (clock_gettime(cid, &ts) < 0)
-		return 0;
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double rgt_proc_cpu(pid_t pid)
-{
-	clockid_t cid;
-	struct timespec ts;
-
-	if (clock_getcpuclockid(pid, &cid) != 0 || clock_gettime(cid, &ts) < 0)
-		return 0;
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int rgt_pin_one_cpu(cpu_set_t *saved)
-{
-	cpu_set_t all, one;
-
-	if (sched_getaffinity(0, sizeof(all), &all) < 0)
-		return -1;
-	if (saved)
-		*saved = all;
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &all)) {
-			CPU_SET(c, &one);
-			break;
-		}
-	}
-	return sched_setaffinity(0, sizeof(one), &one);
-}
-
 int rgt_wait_child(pid_t pid, double secs, int *status)
 {
-	double until = rgt_now() + secs;
+	double until = scn_now() + secs;
 	pid_t w;
 
-	while ((w = waitpid(pid, status, WNOHANG)) == 0 && rgt_now() < until)
-		rgt_sleep(0.001);
+	while ((w = waitpid(pid, status, WNOHANG)) == 0 && scn_now() < until)
+		scn_sleep(0.001);
 	if (w == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, status, 0);
@@ -190,7 +103,7 @@ int rgt_fd_steady(void)
 	for (int i = 0; i < 10; i++) {
 		int n;
 
-		rgt_sleep(0.02);
+		scn_sleep(0.02);
 		n = rgt_fd_count();
 		if (n < best)
 			best = n;

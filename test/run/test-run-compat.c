@@ -83,18 +83,18 @@ static void run(const char *const *argv, const char *rule, struct outcome *o)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	o->status = -1;
-	for (double end = rgt_now() + 120; pid > 0;) {
+	for (double end = scn_now() + 120; pid > 0;) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid) {
 			o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			break;
 		}
-		if (w < 0 || rgt_now() > end) {
+		if (w < 0 || scn_now() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
 		}
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	}
 	slurp(out, o->out, sizeof(o->out));
 	slurp(err, o->err, sizeof(o->err));

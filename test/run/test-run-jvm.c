@@ -22,7 +22,7 @@ static char sg[PATH_MAX], keytool[PATH_MAX], store[PATH_MAX];
 
 static int where(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	return rt_where(pid, tid, rgt_sg.gov, rgt_sg.v2 ? NULL : "cpu", sg, out, len);
+	return rt_where(pid, tid, scn_sg.gov, scn_sg.v2 ? NULL : "cpu", sg, out, len);
 }
 
 struct expect {

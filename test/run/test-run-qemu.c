@@ -31,7 +31,7 @@ static char qemu[PATH_MAX], sg[PATH_MAX];
 
 static int where(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	return rt_where(pid, tid, rgt_sg.gov, rgt_sg.v2 ? NULL : "cpu", sg, out, len);
+	return rt_where(pid, tid, scn_sg.gov, scn_sg.v2 ? NULL : "cpu", sg, out, len);
 }
 
 /* rgroup run ARGS -- qemu ...: wait until its NVCPU vCPU threads are
@@ -331,11 +331,11 @@ int main(int argc, char **argv)
 	rt_boost_session();
 	rgt_sg_init();
 	rgt_sg_enter(sg, sizeof(sg));
-	if (!rgt_sg.v2 && !rgt_sg.gov) {
+	if (!scn_sg.v2 && !scn_sg.gov) {
 		char dir[PATH_MAX + 32];
-		rgt_cg_dir(sg, dir, sizeof(dir));
+		scn_cg_dir(sg, dir, sizeof(dir));
 		strcat(dir, "/cpu.shares");
-		rgt_write(dir, "262144");   /* against the machine's other load */
+		scn_write(dir, "262144");   /* against the machine's other load */
 	}
 	fprintf(stderr, "backend %s, system group %s, %s\n", rgroup_backend(), sg, qemu);
 	return rgt_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);

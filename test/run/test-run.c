@@ -60,7 +60,7 @@ static pid_t tid_of(const struct report *r, const char *label)
 
 static int where(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	return rt_where(pid, tid, rgt_sg.gov, rgt_sg.v2 ? NULL : "cpu", sg, out, len);
+	return rt_where(pid, tid, scn_sg.gov, scn_sg.v2 ? NULL : "cpu", sg, out, len);
 }
 
 /* Start `rgroup run ARGS -- namer SCENARIO...` (args NULL-terminated,
@@ -227,9 +227,9 @@ static void nested_settings(void)
 		snprintf(top, sizeof(top), "%s", w);
 		*strchr(top, '/') = '\0';
 		snprintf(file, sizeof(file), "%s/%s", sg, top);
-		if (rgt_sg.v2) {
+		if (scn_sg.v2) {
 			char dir[PATH_MAX * 2 + 16], buf[64] = "";
-			rgt_cg_dir(file, dir, sizeof(dir));
+			scn_cg_dir(file, dir, sizeof(dir));
 			strcat(dir, "/cpu.max");
 			rgt_read(dir, buf, sizeof(buf));
 			CHECK(strncmp(buf, "80000 100000", 12) == 0, "bg's cpu.max is '%s'", buf);
@@ -458,7 +458,7 @@ static void governor_signal(void)
 	int st;
 
 	/* A program that handles the governor's signal. */
-	if (rgt_sg.gov) {
+	if (scn_sg.gov) {
 		start_run(&p, &r, args, handler, NULL);
 		st = rt_finish(&p, 5.0);
 		rt_stderr(&p, err, sizeof(err));
@@ -476,7 +476,7 @@ static void governor_signal(void)
 	}
 	/* A thread that blocks every signal (as qemu's workers do) takes the
 	 * governor's all the same once it is in a group. */
-	if (rgt_sg.gov) {
+	if (scn_sg.gov) {
 		static const char *const blocked[] = { "blocked", NULL };
 		char path[64], status[4096] = "", *sb;
 		unsigned long long mask = ~0ull;
@@ -671,7 +671,7 @@ static void gc_cpuset(void)
 	pid_t killed[3] = { 0 };
 	int found = 0;
 
-	if (rgt_sg.gov || rgt_sg.v2 || rgroup__cg_locate(0, "cpuset", &loc, NULL, 0) < 0) {
+	if (scn_sg.gov || scn_sg.v2 || rgroup__cg_locate(0, "cpuset", &loc, NULL, 0) < 0) {
 		fprintf(stderr, "  no v1 cpuset directories on this backend: nothing to collect\n");
 		return;
 	}
@@ -683,7 +683,7 @@ static void gc_cpuset(void)
 			return;
 		snprintf(pat, sizeof(pat), "%s/rgroup-%d-*", loc.dir, (int)p.pid);
 		first_match(pat, cs, sizeof(cs));
-		snprintf(pat, sizeof(pat), "%s%s/rgroup-%d-*", rgt_sg.mount.point, sg, (int)p.pid);
+		snprintf(pat, sizeof(pat), "%s%s/rgroup-%d-*", scn_sg.mount.point, sg, (int)p.pid);
 		first_match(pat, cpu, sizeof(cpu));
 		killed[attempt] = p.pid;
 		kill(p.pid, SIGKILL);
@@ -876,7 +876,7 @@ static void tree_settings(void)
 		CHECK(number_after(g, "\"throttled_s\":") > 0, "it was held back (throttled_s > 0)");
 		CHECK(strstr(g, "\"cap_quota_us\":20000,\"cap_period_us\":100000"),
 		      "its cap is 20000 us per 100000 us");
-		if (!rgt_sg.gov)
+		if (!scn_sg.gov)
 			CHECK(number_after(g, "\"nr_throttled\":") > 0, "nr_throttled > 0");
 	}
 	/* Every thread named, also those of 15 characters (the governor's

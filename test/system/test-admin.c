@@ -26,7 +26,7 @@ static void group_dir(rgroup_id_t id, char *out, size_t len)
 	rgroup_info(id, &in);
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", sg, in.name);
-	rgt_cg_dir(path, out, len);
+	scn_cg_dir(path, out, len);
 }
 
 /* The native kernel's rgroups have no directory, nothing an administrator
@@ -49,7 +49,7 @@ static void permissions_never_wider(void)
 
 	if (no_dirs("have permissions"))
 		return;
-	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+	scn_cg_dir(sg, sgdir, sizeof(sgdir));
 	/* A narrower sgroup than mkdir's default shows the difference. */
 	CHECK(chmod(sgdir, 0750) == 0, "chmod the test's sgroup");
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
@@ -60,7 +60,7 @@ static void permissions_never_wider(void)
 	      b.st_mode & 0777, a.st_mode & 0777);
 	CHECK(b.st_uid == a.st_uid, "owner %d, sgroup's %d", (int)b.st_uid, (int)a.st_uid);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 	chmod(sgdir, 0755);
 }
 
@@ -79,21 +79,21 @@ static void directory_removed_by_hand(void)
 	rgroup_of(t.tid, &id);
 	group_dir(id, dir, sizeof(dir));
 	/* Move the thread back to the sgroup, as an admin would, then rmdir. */
-	rgt_cg_dir(sg, file, sizeof(file));
-	strcat(file, rgt_sg.v2 ? "/cgroup.threads" : "/tasks");
+	scn_cg_dir(sg, file, sizeof(file));
+	strcat(file, scn_sg.v2 ? "/cgroup.threads" : "/tasks");
 	snprintf(tid, sizeof(tid), "%d", (int)t.tid);
-	CHECK(rgt_write(file, tid) == 0, "move the thread out by hand");
+	CHECK(scn_write(file, tid) == 0, "move the thread out by hand");
 	CHECK(rmdir(dir) == 0, "rmdir %s by hand: %s", dir, strerror(errno));
 	errno = 0;
 	int r = rgroup_setpriority(PRIO_RGRP, t.tid, 4);
 	CHECK(r == -1 && (errno == ENOENT || errno == ENODEV),
 	      "PRIO_RGRP on a removed group: %d (%s), expected ENOENT or ENODEV", r, strerror(errno));
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "the library forgot the group (%d listed)", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "the library forgot the group (%d listed)", rgroup_list(NULL, 0));
 	struct rgt_worker n = { 0 };
 	CHECK(rgt_worker_start(&n, RGROUP_NEW) == 0, "the next creation works");
 	rgt_worker_stop(&n);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /* The administrator changes a group's weight by hand: the library keeps
@@ -109,16 +109,16 @@ static void weight_changed_by_hand(void)
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0 && t.err == 0, "create");
 	rgroup_of(t.tid, &id);
 	group_dir(id, dir, sizeof(dir));
-	snprintf(file, sizeof(file), "%s/%s", dir, rgt_sg.v2 ? "cpu.weight.nice" : "cpu.shares");
-	CHECK(rgt_write(file, rgt_sg.v2 ? "10" : "110") == 0, "write the weight by hand");
+	snprintf(file, sizeof(file), "%s/%s", dir, scn_sg.v2 ? "cpu.weight.nice" : "cpu.shares");
+	CHECK(scn_write(file, scn_sg.v2 ? "10" : "110") == 0, "write the weight by hand");
 	CHECK(rgroup_getpriority(PRIO_RGRP, t.tid) == 3, "PRIO_RGRP still reads the library's 3");
 	CHECK(rgroup_setpriority(PRIO_RGRP, t.tid, 2) == 0, "set again");
 	char buf[32] = "";
 	rgt_read(file, buf, sizeof(buf));
-	long want = rgt_sg.v2 ? 2 : (long)rgroup_nice_to_weight(2);
+	long want = scn_sg.v2 ? 2 : (long)rgroup_nice_to_weight(2);
 	CHECK(atol(buf) == want, "kernel weight %s, expected %ld", buf, want);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /* ---- Nothing is opened out of the process's own subtree -------------- */
@@ -137,7 +137,7 @@ static void *agent_main(void *p)
 {
 	struct agent *a = p;
 
-	a->tid = rgt_gettid();
+	a->tid = scn_gettid();
 	__atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		int (*job)(long) = __atomic_load_n(&a->job, __ATOMIC_ACQUIRE);
@@ -147,7 +147,7 @@ static void *agent_main(void *p)
 		} else if (__atomic_load_n(&a->quit, __ATOMIC_ACQUIRE)) {
 			return NULL;
 		} else {
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		}
 	}
 }
@@ -156,7 +156,7 @@ static int agent_start(struct agent *a, unsigned flags)
 {
 	int r = rgroup_thread_create(&a->thread, NULL, flags, agent_main, a);
 	while (!r && !__atomic_load_n(&a->ready, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return r;
 }
 
@@ -166,7 +166,7 @@ static int agent_run(struct agent *a, int (*job)(long), long arg)
 	a->arg = arg;
 	__atomic_store_n(&a->job, job, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&a->job, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return a->result;
 }
 
@@ -258,7 +258,7 @@ static int plant_and_poke(const char *outside)
 {
 	char apath[PATH_MAX], bpath[PATH_MAX], adir[PATH_MAX];
 	char bdir[PATH_MAX], file[PATH_MAX * 2], target[PATH_MAX * 2], buf[64];
-	const char *weight = rgt_sg.v2 ? "cpu.weight.nice" : "cpu.shares";
+	const char *weight = scn_sg.v2 ? "cpu.weight.nice" : "cpu.shares";
 	struct agent a = { 0 }, b = { 0 };
 	struct dirent *e;
 	int ino, nfiles = 0;
@@ -274,10 +274,10 @@ static int plant_and_poke(const char *outside)
 		fprintf(stderr, "  FAIL: cannot make the groups\n");
 		return 1;
 	}
-	rgt_thread_cgroup(a.tid, apath, sizeof(apath));
-	rgt_thread_cgroup(b.tid, bpath, sizeof(bpath));
-	rgt_cg_dir(apath, adir, sizeof(adir));
-	rgt_cg_dir(bpath, bdir, sizeof(bdir));
+	scn_thread_cgroup(a.tid, apath, sizeof(apath));
+	scn_thread_cgroup(b.tid, bpath, sizeof(bpath));
+	scn_cg_dir(apath, adir, sizeof(adir));
+	scn_cg_dir(bpath, bdir, sizeof(bdir));
 
 	/* cgroupfs has no symlinks: the kernel refuses to make one. */
 	snprintf(file, sizeof(file), "%s/rgtest-link", adir);
@@ -367,8 +367,8 @@ static int plant_and_poke(const char *outside)
 	CHECK(agent_run(&a, job_new_group, 0) == 0, "a new group after the mounts are gone");
 	agent_stop(&b);
 	agent_stop(&a);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed (%d listed, %d directories)",
-	      rgroup_list(NULL, 0), rgt_own_dirs());
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed (%d listed, %d directories)",
+	      rgroup_list(NULL, 0), scn_own_dirs());
 	return rgt_failures;
 }
 
@@ -543,7 +543,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--report") == 0)
 		return report(argv[2]);
 	rgt_sg_init();
-	if (rgt_sg.gov)
+	if (scn_sg.gov)
 		rgt_skip_all("these cases are about kernel groups");
 	rgt_sg_enter(sg, sizeof(sg));
 	fprintf(stderr, "backend %s, system group %s\n", rgroup_backend(), sg);

@@ -149,7 +149,7 @@ static void churn(void)
 
 	rgt_sg_init();
 	rgt_sg_enter(sg, sizeof(sg));
-	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+	scn_cg_dir(sg, sgdir, sizeof(sgdir));
 
 	/* The descriptors before the library's first use; the library opens
 	 * its own at first use and closes them when it has no group left. */
@@ -158,11 +158,11 @@ static void churn(void)
 	pthread_join(warm, NULL);
 	/* ... and its spare group (kept a moment for the next creation)
 	 * goes: then the count is the library's steady state. */
-	for (int i = 0; i < 300 && rgt_count_groups(sgdir, getpid()) > 0; i++)
-		rgt_sleep(0.01);
+	for (int i = 0; i < 300 && scn_count_groups(sgdir, getpid()) > 0; i++)
+		scn_sleep(0.01);
 	fd0 = rgt_fd_steady();
 
-	t0 = rgt_now();
+	t0 = scn_now();
 	for (long i = 0; i < CREATORS; i++) {
 		/* Half the creators live in rgroups of their own, so their
 		 * children's groups are nested (depth 2-3). */
@@ -182,12 +182,12 @@ static void churn(void)
 			rss_warm = r;
 		if (rss_warm >= 0 && r > rss_max)
 			rss_max = r;
-		rgt_sleep(0.05);
+		scn_sleep(0.05);
 	}
 	for (int i = 0; i < CREATORS; i++)
 		if (ct[i])
 			pthread_join(ct[i], NULL);
-	t1 = rgt_now();
+	t1 = scn_now();
 	rss_end = rss_kb();
 	if (rss_warm < 0)
 		rss_warm = rss_end;
@@ -195,9 +195,9 @@ static void churn(void)
 		rss_max = rss_end;
 
 	/* Spare groups vanish a moment after the last creation (rule 3). */
-	CHECK(rgt_wait_no_groups(3.0) == 0, "the library still lists %d rgroups", rgroup_list(NULL, 0));
-	for (int i = 0; i < 300 && (left = rgt_count_groups(sgdir, getpid())) > 0; i++)
-		rgt_sleep(0.01);
+	CHECK(scn_wait_no_groups(3.0) == 0, "the library still lists %d rgroups", rgroup_list(NULL, 0));
+	for (int i = 0; i < 300 && (left = scn_count_groups(sgdir, getpid())) > 0; i++)
+		scn_sleep(0.01);
 	dirs = left;
 	fd1 = rgt_fd_steady();
 

@@ -46,7 +46,7 @@ static const char *const act_name[] = { "idle", "create+join", "PRIO_RGRP", "rea
 
 static struct slot slots[SLOTS];
 static int stop;             /* atomic */
-/* Futex words (rgt_word_wait): a paused slot sleeps on pause_req until it
+/* Futex words (scn_word_wait): a paused slot sleeps on pause_req until it
  * is cleared, the main thread on paused until all slots are there. */
 static int pause_req, paused;  /* atomic */
 /* Answers the slots' threads got from the library (atomic): each one is
@@ -76,7 +76,7 @@ static void note_bad(long *ctr, int which, int e)
 static void *nested(void *p)
 {
 	long depth = (long)p & 0xff, own = (long)p & OWN;
-	unsigned int seed = (unsigned int)rgt_gettid();
+	unsigned int seed = (unsigned int)scn_gettid();
 
 	/* Only in a nested group: a thread that joined its slot's group
 	 * would change the slot's weight (correctly, but then the slot's
@@ -159,7 +159,7 @@ static void *slot_main(void *p)
 {
 	struct slot *s = p;
 
-	s->tid = rgt_gettid();
+	s->tid = scn_gettid();
 	rgroup_of(0, &s->group);
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&s->doing, ACT_IDLE, __ATOMIC_RELAXED);
@@ -168,12 +168,12 @@ static void *slot_main(void *p)
 			 * (some in nice-19 groups) need the CPUs. stop is set
 			 * only with pause_req clear. */
 			__atomic_add_fetch(&paused, 1, __ATOMIC_SEQ_CST);
-			rgt_word_wake(&paused);
+			scn_word_wake(&paused);
 			while (__atomic_load_n(&pause_req, __ATOMIC_ACQUIRE) &&
 			       !__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
-				rgt_word_wait(&pause_req, 1, 0);
+				scn_word_wait(&pause_req, 1, 0);
 			__atomic_sub_fetch(&paused, 1, __ATOMIC_SEQ_CST);
-			rgt_word_wake(&paused);
+			scn_word_wake(&paused);
 			continue;
 		}
 		unsigned int a = rand_r(&s->seed) % 100;
@@ -240,7 +240,7 @@ static int group_dir(rgroup_id_t id, char *out, size_t len)
 
 	if (rgt_group_path(sg, id, path, sizeof(path)) < 0)
 		return -1;
-	rgt_cg_dir(path, out, len);
+	scn_cg_dir(path, out, len);
 	return 0;
 }
 
@@ -253,15 +253,15 @@ static int check_quiet(void)
 	/* A group whose last thread has gone is removed (or kept as a spare,
 	 * unlisted) by the exiting thread itself, or, when it had spares of
 	 * its own, by the keeper thread a moment later: allow it 1 s. */
-	double t0 = rgt_now();
+	double t0 = scn_now();
 	int want = 0;
 	for (int i = 0; i < SLOTS; i++)
 		want += slots[i].group != 0;
-	while (n != want && rgt_now() < t0 + 1.0) {
-		rgt_sleep(0.002);
+	while (n != want && scn_now() < t0 + 1.0) {
+		scn_sleep(0.002);
 		n = rgroup_list(ids, MAXIDS);
 	}
-	double settle = rgt_now() - t0;
+	double settle = scn_now() - t0;
 	if (settle > max_settle)
 		max_settle = settle;
 	CHECK(n >= 0 && n <= MAXIDS, "rgroup_list = %d", n);
@@ -314,7 +314,7 @@ static int check_quiet(void)
 		}
 	}
 	/* Directories: the listed groups plus at most the spares. */
-	int dirs = rgt_count_groups(sgdir, getpid());
+	int dirs = scn_count_groups(sgdir, getpid());
 	CHECK(rgt_dirs() ? dirs >= n : dirs == 0, "%d directories for %d rgroups", dirs, n);
 	fprintf(stderr, "  quiet point: %d rgroups listed (settled in %.0f ms), %d directories (spares included), %d fds\n",
 		n, settle * 1000, dirs, rgt_fd_count());
@@ -337,7 +337,7 @@ static void workload(double secs)
 	if (!sg[0]) {
 		rgt_sg_init();
 		rgt_sg_enter(sg, sizeof(sg));
-		rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+		scn_cg_dir(sg, sgdir, sizeof(sgdir));
 	}
 
 	for (int i = 0; i < SLOTS; i++) {
@@ -351,10 +351,10 @@ static void workload(double secs)
 			break;
 		started++;
 	}
-	t0 = rgt_now();
+	t0 = scn_now();
 	end = t0 + secs;
-	while (started == SLOTS && rgt_now() < end) {
-		rgt_sleep(secs / 5);
+	while (started == SLOTS && scn_now() < end) {
+		scn_sleep(secs / 5);
 		__atomic_store_n(&pause_req, 1, __ATOMIC_RELEASE);
 		/* A liveness bound, not a speed one: while slots keep getting
 		 * there, or the ones on their way keep getting answers from
@@ -362,7 +362,7 @@ static void workload(double secs)
 		 * a loaded machine, nice-19 slots), the wait goes on;
 		 * QUIET_WAIT_S with neither means one is stuck. Woken by each
 		 * slot that pauses, and every 0.1 s to look at the answers. */
-		double last = rgt_now();
+		double last = scn_now();
 		unsigned long heard = __atomic_load_n(&answers, __ATOMIC_RELAXED), a;
 		int np, seen = 0;
 		while ((np = __atomic_load_n(&paused, __ATOMIC_SEQ_CST)) < SLOTS) {
@@ -370,11 +370,11 @@ static void workload(double secs)
 			if (np > seen || a != heard) {
 				seen = np > seen ? np : seen;
 				heard = a;
-				last = rgt_now();
+				last = scn_now();
 			}
-			if (rgt_now() - last > QUIET_WAIT_S)
+			if (scn_now() - last > QUIET_WAIT_S)
 				break;
-			rgt_word_wait(&paused, np, 0.1);
+			scn_word_wait(&paused, np, 0.1);
 		}
 		CHECK(np == SLOTS, "only %d of %d slots reached a quiet point, none more and no answer in %d s",
 		      np, SLOTS, QUIET_WAIT_S);
@@ -384,9 +384,9 @@ static void workload(double secs)
 			check_quiet();
 		checks++;
 		__atomic_store_n(&pause_req, 0, __ATOMIC_RELEASE);
-		rgt_word_wake(&pause_req);
+		scn_word_wake(&pause_req);
 		while ((np = __atomic_load_n(&paused, __ATOMIC_SEQ_CST)) > 0)
-			rgt_word_wait(&paused, np, 0.1);
+			scn_word_wait(&paused, np, 0.1);
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < started; i++)
@@ -396,7 +396,7 @@ static void workload(double secs)
 	for (int i = 0; i < started; i++)
 		actions += slots[i].actions;
 	fprintf(stderr, "  %d threads, %.1f s, %lu actions: %ld creations, %ld PRIO_RGRP sets, %ld tree reads, %ld forks; %d quiet-point checks\n",
-		started, rgt_now() - t0, actions, n_create, n_prio, n_list, n_fork, checks);
+		started, scn_now() - t0, actions, n_create, n_prio, n_list, n_fork, checks);
 	fprintf(stderr, "  allowed: rgroup_info -ENOENT (group went between list and info): %ld\n",
 		n_info_enoent);
 	CHECK(bad_create == 0, "%ld creations failed (first: %s)", bad_create, strerror(first_err[0]));
@@ -406,10 +406,10 @@ static void workload(double secs)
 	CHECK(bad_fork == 0, "%ld fork children failed or were in an rgroup (first: %s)", bad_fork,
 	      strerror(first_err[4]));
 
-	CHECK(rgt_wait_no_groups(3.0) == 0, "%d rgroups still listed", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "%d rgroups still listed", rgroup_list(NULL, 0));
 	int left = 0;
-	for (int i = 0; i < 300 && (left = rgt_count_groups(sgdir, getpid())) > 0; i++)
-		rgt_sleep(0.01);
+	for (int i = 0; i < 300 && (left = scn_count_groups(sgdir, getpid())) > 0; i++)
+		scn_sleep(0.01);
 	CHECK(left == 0, "%d rgroup directories left", left);
 }
 

@@ -43,6 +43,7 @@
 #include <linux/capability.h>
 
 #include "scenario.h"
+#include "sgroup.h"
 #include "judge.h"
 
 #ifndef __has_feature
@@ -87,9 +88,9 @@ static void calibrate(void)
 	const unsigned long n = 2000000;
 
 	for (int i = 0; i < 5; i++) {
-		double c0 = rgt_thread_cpu(rgt_gettid());
+		double c0 = scn_thread_cpu(scn_gettid());
 		spin(n);
-		double c = rgt_thread_cpu(rgt_gettid()) - c0;
+		double c = scn_thread_cpu(scn_gettid()) - c0;
 		if (c > 0 && c < best)
 			best = c;
 	}
@@ -130,7 +131,7 @@ static void probe_item(void *arg)
 	struct probe *p = arg;
 	struct rgroup_info info = { .sz = sizeof(info) };
 
-	p->tid = rgt_gettid();
+	p->tid = scn_gettid();
 	if (rgroup_of(0, &p->rg) == 0 && p->rg && rgroup_info(p->rg, &info) == 0) {
 		p->parent = info.parent;
 		p->depth = (int)info.depth;
@@ -139,7 +140,7 @@ static void probe_item(void *arg)
 		p->ok = errno == 0;
 	}
 	if (p->sleep_s > 0)
-		rgt_sleep(p->sleep_s);
+		scn_sleep(p->sleep_s);
 }
 
 /* An item that holds its worker until released. */
@@ -153,19 +154,19 @@ static void gate_item(void *arg)
 
 	__atomic_store_n(&g->started, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&g->release, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	__atomic_store_n(&g->finished, 1, __ATOMIC_RELEASE);
 }
 
 static int wait_flag(int *flag, double timeout)
 {
-	double end = rgt_now() + timeout;
+	double end = scn_now() + timeout;
 
 	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		if (rgt_now() > end)
+		if (scn_now() > end)
 			return -1;
 		else
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 	return 0;
 }
 
@@ -340,7 +341,7 @@ static void bad_input(void)
 	CHECK(rgroup_exec_cancel(p, 0) == -ENOENT, "cancel on a destroyed pool");
 	CHECK(rgroup_exec_destroy(p2, 0) == 0, "destroy p2");
 
-	CHECK(rgt_wait_no_groups(3.0) == 0, "no rgroup left (%d)", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "no rgroup left (%d)", rgroup_list(NULL, 0));
 	int fd1 = rgt_fd_steady();
 	CHECK(fd1 == fd0, "descriptors: %d before, %d after", fd0, fd1);
 }
@@ -450,7 +451,7 @@ static void placement(void)
 		      "the library's view of A: nice %d weight %u", ri.nice, ri.weight);
 	}
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone (%d left)", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone (%d left)", rgroup_list(NULL, 0));
 
 	/* A pool made inside an rgroup: its groups nest under it. */
 	struct nested_pool np = { 0 };
@@ -461,7 +462,7 @@ static void placement(void)
 	      "inner pool's group %llu nests under the creator's rgroup %llu (parent %llu)",
 	      (unsigned long long)np.group_rg, (unsigned long long)np.self,
 	      (unsigned long long)np.group_parent);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone (%d left)", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone (%d left)", rgroup_list(NULL, 0));
 }
 
 /* ---- Rule 6 ----------------------------------------------------------- */
@@ -489,7 +490,7 @@ static void rule6_permission(void)
 		struct rgroup_exec_group_opts o = { .sz = sizeof(o) };
 
 		if (setrlimit(RLIMIT_NICE, &(struct rlimit){ 0, 0 }) < 0 || rgt_drop_cap_sys_nice() < 0 ||
-		    setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0 || rgroup_exec_create(&p, NULL) < 0)
+		    setpriority(PRIO_PROCESS, scn_gettid(), 4) < 0 || rgroup_exec_create(&p, NULL) < 0)
 			_exit(3);
 		o.nice = 2;
 		res[0] = rgroup_exec_group_create(p, "a", &o, &a) == -EACCES;
@@ -500,7 +501,7 @@ static void rule6_permission(void)
 		res[4] = rgroup_exec_group_setnice(a, 5) == 0;
 		pr.sleep_s = 0.3; /* keeps the rgroup alive for the next call */
 		res[5] = rgroup_exec_submit(a, probe_item, &pr) == 0;
-		rgt_sleep(0.1);
+		scn_sleep(0.1);
 		res[6] = rgroup_exec_group_setnice(a, 1) == -EACCES;
 		res[5] = res[5] && rgroup_exec_wait(p, a, 5000) == 0 && pr.nice == 5;
 		o.parent = a;
@@ -509,7 +510,7 @@ static void rule6_permission(void)
 		memset(&pr, 0, sizeof(pr));
 		pr.sleep_s = 0.3;
 		res[8] = rgroup_exec_submit(n, probe_item, &pr) == 0;
-		rgt_sleep(0.1);
+		scn_sleep(0.1);
 		res[9] = rgroup_exec_group_setnice(n, -15) == 0;
 		res[8] = res[8] && rgroup_exec_wait(p, n, 5000) == 0 && pr.nice == -20;
 		rgroup_exec_destroy(p, 0);
@@ -540,11 +541,11 @@ static int as_running;   /* atomic: items running at once */
 /* Waits until every group's item runs at the same time (at most 10 s). */
 static void together_item(void *arg)
 {
-	double end = rgt_now() + 10;
+	double end = scn_now() + 10;
 
 	__atomic_add_fetch(&as_running, 1, __ATOMIC_RELAXED);
-	while (__atomic_load_n(&as_running, __ATOMIC_RELAXED) < AS_GROUPS && rgt_now() < end)
-		rgt_sleep(0.002);
+	while (__atomic_load_n(&as_running, __ATOMIC_RELAXED) < AS_GROUPS && scn_now() < end)
+		scn_sleep(0.002);
 	if (__atomic_load_n(&as_running, __ATOMIC_RELAXED) >= AS_GROUPS)
 		__atomic_add_fetch((int *)arg, 1, __ATOMIC_RELAXED);
 }
@@ -607,13 +608,13 @@ static void small_address_space(void)
 
 static int wait_until_gone(rgroup_exec_group_t g, double timeout)
 {
-	double end = rgt_now() + timeout;
+	double end = scn_now() + timeout;
 
 	while (ginfo(g).rgroup || ginfo(g).workers)
-		if (rgt_now() > end)
+		if (scn_now() > end)
 			return -1;
 		else
-			rgt_sleep(0.005);
+			scn_sleep(0.005);
 	return 0;
 }
 
@@ -635,21 +636,21 @@ static void idle_and_back(void)
 	CHECK(rgroup_list(NULL, 0) == 2, "two rgroups while busy (%d)", rgroup_list(NULL, 0));
 
 	/* 100 ms idle: C's worker ends, then C's and P's anchors. */
-	double t0 = rgt_now();
+	double t0 = scn_now();
 	CHECK(wait_until_gone(C, 3) == 0 && wait_until_gone(P, 3) == 0, "C and P have no threads");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "the rgroups are gone (%d listed, %d directories)",
-	      rgroup_list(NULL, 0), rgt_own_dirs());
+	CHECK(scn_wait_no_groups(3.0) == 0, "the rgroups are gone (%d listed, %d directories)",
+	      rgroup_list(NULL, 0), scn_own_dirs());
 	fprintf(stderr, "  gone %.2f s after the last item (idle_ms 100; directories may stay"
-		" up to 0.5 s as the library's spares)\n", rgt_now() - t0);
+		" up to 0.5 s as the library's spares)\n", scn_now() - t0);
 
-	t0 = rgt_now();
+	t0 = scn_now();
 	int r = rgroup_exec_submit(C, probe_item, &pr2);
 	int w = r ? r : rgroup_exec_wait(p, C, 10000);
 	struct rgroup_exec_group_info ic = ginfo(C), ip = ginfo(P);
 	CHECK(r == 0 && w == 0, "work in C again: submit %d, wait %d after %.2f s; C: error %d, queued %u,"
-	      " %u workers, rgroup %llu; P: error %d, rgroup %llu", r, w, rgt_now() - t0, ic.error,
+	      " %u workers, rgroup %llu; P: error %d, rgroup %llu", r, w, scn_now() - t0, ic.error,
 	      ic.queued, ic.workers, (unsigned long long)ic.rgroup, ip.error, (unsigned long long)ip.rgroup);
-	fprintf(stderr, "  back %.3f s after the submission\n", rgt_now() - t0);
+	fprintf(stderr, "  back %.3f s after the submission\n", scn_now() - t0);
 	CHECK(pr2.ok && pr2.rg && pr2.rg != pr.rg && pr2.parent != pr.parent,
 	      "new rgroups: C %llu -> %llu, P %llu -> %llu", (unsigned long long)pr.rg,
 	      (unsigned long long)pr2.rg, (unsigned long long)pr.parent, (unsigned long long)pr2.parent);
@@ -667,7 +668,7 @@ static void idle_and_back(void)
 	CHECK(pr2.nice == 6 && rgroup_info(pr2.parent, &ri) == 0 && ri.nice == 1,
 	      "the new values: C %d, P %d", pr2.nice, ri.nice);
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 /* ---- Items that end their worker ------------------------------------- */
@@ -720,7 +721,7 @@ static void item_ends_worker(void)
 	CHECK(gi.running == 0 && gi.queued == 0, "nothing running or queued (%u, %u)", gi.running,
 	      gi.queued);
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy returns");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 /* ---- Pending and running work ----------------------------------------- */
@@ -791,7 +792,7 @@ static void cancel_and_destroy(void)
 		rgroup_exec_submit(bn, count_item, &c);
 	d = (struct destroyer){ .group = bn };
 	pthread_create(&t, NULL, destroy_thread, &d);
-	rgt_sleep(0.1);
+	scn_sleep(0.1);
 	CHECK(!d.done, "destroy waits for the running item");
 	CHECK(rgroup_exec_submit(bn, count_item, &c) == -ENOENT, "no submissions while it goes");
 	__atomic_store_n(&g1.release, 1, __ATOMIC_RELEASE);
@@ -832,7 +833,7 @@ static void cancel_and_destroy(void)
 	}
 	d = (struct destroyer){ .pool = p };
 	pthread_create(&t, NULL, destroy_thread, &d);
-	rgt_sleep(0.1);
+	scn_sleep(0.1);
 	CHECK(!d.done, "pool destroy waits for running items");
 	__atomic_store_n(&g1.release, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&g2.release, 1, __ATOMIC_RELEASE);
@@ -861,14 +862,14 @@ static void cancel_and_destroy(void)
 		rgroup_exec_group_t C = make_group(p, "P.C", P, 0, 0);
 		c2 = (struct counter){ .iters = 1 };
 		rgroup_exec_submit(C, count_item, &c2);
-		double t0 = rgt_now();
+		double t0 = scn_now();
 		int r = rgroup_exec_group_destroy(C, i % 2 ? RGROUP_EXEC_DRAIN : 0);
 		CHECK(r >= 0 && r + c2.ran == 1 && c2.canceled == r, "destroy on the way: %d, ran %ld", r, c2.ran);
-		CHECK(rgt_now() - t0 < 0.5, "destroy on the way took %.3f s", rgt_now() - t0);
+		CHECK(scn_now() - t0 < 0.5, "destroy on the way took %.3f s", scn_now() - t0);
 		CHECK(rgroup_exec_group_destroy(P, 0) == 0, "then its parent");
 	}
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 /* ---- CPU splits ------------------------------------------------------- */
@@ -939,7 +940,7 @@ static void split_case(const char *what, rgroup_exec_group_t *g, const char **la
 		j.label[i] = label[i];
 		j.fixed[i] = model_fraction(m, mi[i]);
 	}
-	rgt_sleep(WARMUP_S);
+	scn_sleep(WARMUP_S);
 	rgt_judge(&j, NULL);
 	for (int i = 0; i < n; i++) {
 		struct rgroup_exec_group_info in = ginfo(g[i]);
@@ -977,7 +978,7 @@ static void fair_10x(void)
 	}
 	split_case("equal nice, 10x the items", g, label, 2, per_round, total, &m, mi, p);
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 static void nice_split(void)
@@ -998,7 +999,7 @@ static void nice_split(void)
 	}
 	split_case("nice 0 against nice 5", g, label, 2, per_round, total, &m, mi, p);
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 /* P{C1 nice 0, C2 nice 5} against Q at nice 3; P itself has no items. */
@@ -1024,7 +1025,7 @@ static void nested_split(void)
 		model_add(&m, mi[i], 1024, 1);
 	split_case("nested work groups", g, label, 3, per_round, total, &m, mi, p);
 	CHECK(rgroup_exec_destroy(p, 0) == 0, "destroy");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
 }
 
 /* ---- Work conservation ------------------------------------------------ */
@@ -1118,7 +1119,7 @@ static void work_conservation(void)
 
 		for (int h = 0; h < 2; h++) {
 			int dry = (pi % 2 == 0) == (h == 1);
-			struct rgt_schedstat s0[64], s1[64];
+			struct scn_schedstat s0[64], s1[64];
 			struct rgroup_info ri = { .sz = sizeof(ri) };
 			pid_t tids[64];
 			int nt;
@@ -1129,18 +1130,18 @@ static void work_conservation(void)
 				for (int k = 0; k < 20000; k++)
 					rgroup_exec_submit(x, count_item, &cx);
 			}
-			rgt_sleep(settle);
+			scn_sleep(settle);
 			nt = threads_named("Y", tids, 64);
 			for (int j = 0; j < nt; j++)
-				rgt_schedstat(tids[j], &s0[j]);
+				scn_schedstat(tids[j], &s0[j]);
 			rgroup_id_t yrg = ginfo(y).rgroup;
 			double th0 = rgroup_info(yrg, &ri) == 0 ? ri.throttled_ns / 1e9 : 0;
-			double x0 = ginfo(x).cpu_ns / 1e9, y0 = ginfo(y).cpu_ns / 1e9, t0 = rgt_now();
-			rgt_sleep(span);
+			double x0 = ginfo(x).cpu_ns / 1e9, y0 = ginfo(y).cpu_ns / 1e9, t0 = scn_now();
+			scn_sleep(span);
 			for (int j = 0; j < nt; j++)
-				rgt_schedstat(tids[j], &s1[j]);
+				scn_schedstat(tids[j], &s1[j]);
 			struct rgroup_exec_group_info ix = ginfo(x), iy = ginfo(y);
-			double dt = rgt_now() - t0;
+			double dt = scn_now() - t0;
 			double rx = (ix.cpu_ns / 1e9 - x0) / dt, ry = (iy.cpu_ns / 1e9 - y0) / dt;
 			if (!dry) {
 				freed = rx;
@@ -1201,8 +1202,8 @@ static void work_conservation(void)
 			" wait in too (%.3f of the freed CPU)\n", 1 - med_own);
 	CHECK(rgroup_exec_destroy(p, 0) > 0, "destroy cancels Y's backlog");
 	CHECK(cy.ran + cy.canceled == ny, "Y: every item ran or was canceled");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone");
-	CHECK(rgt_pin_one_cpu(NULL) == 0, "pin again: %s", strerror(errno));
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone");
+	CHECK(scn_pin_one_cpu(NULL) == 0, "pin again: %s", strerror(errno));
 }
 
 /* ---- Churn ------------------------------------------------------------ */
@@ -1296,7 +1297,7 @@ static void churn_life(unsigned seed)
 	case 1:
 		/* Let the groups end, then wake them again. */
 		r = rgroup_exec_wait(p, 0, 10000);
-		rgt_sleep((o.idle_ms + 10) / 1000.0);
+		scn_sleep((o.idle_ms + 10) / 1000.0);
 		if (r == 0 && (r = rgroup_exec_submit(g[3], churn_item, (void *)1)) == 0)
 			__atomic_add_fetch(&ch_submitted, 1, __ATOMIC_RELAXED);
 		r = 0;
@@ -1355,7 +1356,7 @@ static void churn(void)
 		pthread_create(&ct[i], NULL, churner, (void *)(long)(100 + i));
 	for (int i = 0; i < CHURNERS; i++)
 		pthread_join(ct[i], NULL);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "warm-up: every rgroup gone");
+	CHECK(scn_wait_no_groups(3.0) == 0, "warm-up: every rgroup gone");
 	int fd0 = rgt_fd_steady();
 	size_t mem0 = mallinfo2().uordblks;
 	long rss0 = rss_kb();
@@ -1364,18 +1365,18 @@ static void churn(void)
 	/* Load: two busy threads beside the churn. */
 	for (int i = 0; i < 2; i++)
 		pthread_create(&lt[i], NULL, load_thread, &stop);
-	double t0 = rgt_now();
+	double t0 = scn_now();
 	for (int i = 0; i < CHURNERS; i++)
 		pthread_create(&ct[i], NULL, churner, (void *)(long)i);
 	for (int i = 0; i < CHURNERS; i++)
 		pthread_join(ct[i], NULL);
-	double t1 = rgt_now();
+	double t1 = scn_now();
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(lt[i], NULL);
 
-	CHECK(rgt_wait_no_groups(3.0) == 0, "every rgroup gone (%d listed, %d directories)",
-	      rgroup_list(NULL, 0), rgt_own_dirs());
+	CHECK(scn_wait_no_groups(3.0) == 0, "every rgroup gone (%d listed, %d directories)",
+	      rgroup_list(NULL, 0), scn_own_dirs());
 	int fd1 = rgt_fd_steady();
 	size_t mem1 = mallinfo2().uordblks;
 	long rss1 = rss_kb();
@@ -1397,8 +1398,8 @@ static void churn(void)
 	} else {
 		fprintf(stderr, "  memory not checked: built with a sanitizer\n");
 	}
-	CHECK(rgt_own_dirs() == 0, "no rgroup directory left");
-	CHECK(rgt_pin_one_cpu(NULL) == 0, "pin again: %s", strerror(errno));
+	CHECK(scn_own_dirs() == 0, "no rgroup directory left");
+	CHECK(scn_pin_one_cpu(NULL) == 0, "pin again: %s", strerror(errno));
 }
 
 /* The library opens the system group's files at its first rgroup and keeps
@@ -1414,7 +1415,7 @@ static void warm_up(void)
 	if (rgroup_exec_group_create(p, "warm", NULL, &g) == 0 && rgroup_exec_submit(g, probe_item, &pr) == 0)
 		rgroup_exec_wait(p, g, 10000);
 	rgroup_exec_destroy(p, 0);
-	rgt_wait_no_groups(3.0);
+	scn_wait_no_groups(3.0);
 }
 
 static const struct rgt_case cases[] = {
@@ -1452,7 +1453,7 @@ int main(int argc, char **argv)
 	if (be && !strcmp(be, "governor"))
 		niced = setpriority(PRIO_PROCESS, 0, -10) == 0;
 	rgt_sg_init();
-	if (rgt_pin_one_cpu(&all_cpus) < 0)
+	if (scn_pin_one_cpu(&all_cpus) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	rgt_sg_enter(sg, sizeof(sg));
 	fprintf(stderr, "backend %s, system group %s, pinned to one CPU (%d CPUs in all)%s\n",

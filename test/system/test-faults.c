@@ -87,7 +87,7 @@ static void each_point_fails(const int *list, int n)
 	pthread_t t;
 	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, outer_main, &warm) == 0, "warm-up");
 	pthread_join(t, NULL);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "warm-up groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "warm-up groups removed");
 	fds0 = rgt_fd_steady();
 
 	errs = list;
@@ -118,8 +118,8 @@ static void each_point_fails(const int *list, int n)
 		CHECK(o.in.create_err || !o.ran || o.in.started, "k=%d: nested create said 0 but did not run", k);
 		CHECK(!o.in.create_err || !o.in.started, "k=%d: nested create failed but its thread ran", k);
 		/* Consistent and clean afterwards; the next call works. */
-		CHECK(rgt_wait_no_groups(3.0) == 0, "k=%d (%s): %d groups still listed, %d directories",
-		      k, strerror(err), rgroup_list(NULL, 0), rgt_own_dirs());
+		CHECK(scn_wait_no_groups(3.0) == 0, "k=%d (%s): %d groups still listed, %d directories",
+		      k, strerror(err), rgroup_list(NULL, 0), scn_own_dirs());
 		int fds = rgt_fd_steady();
 		CHECK(fds == fds0, "k=%d (%s): %d descriptors, %d before", k, strerror(err), fds, fds0);
 		struct outer next = { 0 };
@@ -139,7 +139,7 @@ static void each_point_fails(const int *list, int n)
 	/* The cgroup backends make many cgroupfs calls; the native kernel's
 	 * points are the two groups, their births and weights. */
 	CHECK(fired >= (rgt_dirs() ? 10 : 6), "only %ld failure points: the hooks are not reached", fired);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed at the end");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed at the end");
 }
 
 static void every_call_fails_in_turn(void)

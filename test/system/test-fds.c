@@ -35,7 +35,7 @@ static void setup(void)
 {
 	rgt_sg_init();
 	rgt_sg_enter(sg, sizeof(sg));
-	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+	scn_cg_dir(sg, sgdir, sizeof(sgdir));
 	snprintf(appdir, sizeof(appdir), "/tmp/rgtest-fds-%d", (int)getpid());
 	CHECK(mkdir(appdir, 0700) == 0, "mkdir %s: %s", appdir, strerror(errno));
 }
@@ -239,10 +239,10 @@ static void child_removed(void)
 	rgt_worker_stop(&w[0]);
 	rgt_worker_stop(&w[1]);
 	/* Emptied groups go (spares after a while); w[2]'s stays. */
-	for (int i = 0; i < 300 && rgt_own_dirs() > 1; i++)
-		rgt_sleep(0.01);
-	CHECK(rgt_own_dirs() <= 1, "%d directories left of 3 emptied groups and a live one",
-	      rgt_own_dirs());
+	for (int i = 0; i < 300 && scn_own_dirs() > 1; i++)
+		scn_sleep(0.01);
+	CHECK(scn_own_dirs() <= 1, "%d directories left of 3 emptied groups and a live one",
+	      scn_own_dirs());
 	CHECK(app_bytes() == 0, "nothing written into the application's files");
 	close_app_files();
 	/* w[2] still runs: exit() takes it and its group. */
@@ -337,7 +337,7 @@ static void in_child(void (*fn)(void), const char *what)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child failed (status 0x%x)",
 	      what, status);
 	if (rgt_dirs()) {
-		int left = rgt_count_groups(sgdir, pid);
+		int left = scn_count_groups(sgdir, pid);
 		CHECK(left == 0, "%s: %d directories left after the child's exit", what, left);
 		if (left)
 			rgroup_gc(sgdir);
@@ -354,7 +354,7 @@ static void limit20(void) { in_child(child_limit20, "RLIMIT_NOFILE 20"); }
 static void teardown(void)
 {
 	rmdir(appdir);
-	rgt_sg_cleanup();
+	scn_sg_cleanup();
 }
 
 static const struct rgt_case cases[] = {

@@ -64,12 +64,12 @@ static struct ns_share *nsh;
 static pid_t ns_parent = -1;   /* the test's child that made the namespace */
 static int ns_stop(void);
 
-/* Remove what the test made by hand (before rgt_sg_cleanup: atexit LIFO). */
+/* Remove what the test made by hand (before scn_sg_cleanup: atexit LIFO). */
 static void remove_fakes(void)
 {
 	char path[PATH_MAX + 128];
 
-	if (getpid() != rgt_sg.owner)
+	if (getpid() != scn_sg.owner)
 		return;
 	kill_live();
 	ns_stop();
@@ -112,7 +112,7 @@ static void *nester(void *p)
 	if (depth < 3)
 		rgroup_thread_create(&t, &a, RGROUP_NEW, nester, (void *)(depth + 1));
 	pthread_attr_destroy(&a);
-	rgt_sleep(0.0005 * (depth + 1));
+	scn_sleep(0.0005 * (depth + 1));
 	return NULL;
 }
 
@@ -145,7 +145,7 @@ static void __attribute__((noreturn)) victim(enum scenario s, int fd)
 		for (;;) {
 			pthread_t x;
 			rgroup_thread_create(&x, &a, RGROUP_NEW, nester, (void *)1L);
-			rgt_sleep(0.0002);
+			scn_sleep(0.0002);
 		}
 	case WHILE_WEIGHTING: {
 		struct rgt_worker w[2] = { { .nkids = 0 }, { .nkids = 0 } };
@@ -193,13 +193,13 @@ static int one_kill(enum scenario s)
 	if (read(p[0], &c, 1) == 1) {
 		unsigned int us = s == AT_START ? rand_r(&seed) % 3000
 						: 1000 + rand_r(&seed) % 29000;
-		rgt_sleep(us / 1e6);
+		scn_sleep(us / 1e6);
 	}
 	kill(pid, SIGKILL);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	left = rgt_count_groups(sgdir, pid);
+	left = scn_count_groups(sgdir, pid);
 	return left;
 }
 
@@ -254,7 +254,7 @@ static void __attribute__((noreturn)) live_main(int cmd, int ack)
 	/* Told to go: leave the way a well-behaved process does. */
 	rgt_worker_stop(&w[0]);
 	rgt_worker_stop(&w[1]);
-	_exit(rgt_wait_no_groups(3.0) < 0 ? 3 : 0);
+	_exit(scn_wait_no_groups(3.0) < 0 ? 3 : 0);
 }
 
 /* Ask the live process to check itself: 1 if intact. */
@@ -283,7 +283,7 @@ static void setup(void)
 	CHECK(me != 0, "read this process's start time");
 	nsh = mmap(NULL, sizeof(*nsh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(nsh != MAP_FAILED, "shared memory");
-	rgt_cg_dir(sg, sgdir, sizeof(sgdir));
+	scn_cg_dir(sg, sgdir, sizeof(sgdir));
 	atexit(remove_fakes);
 	if (getenv("RGROUP_GC_SEED"))
 		seed = (unsigned)atoi(getenv("RGROUP_GC_SEED"));
@@ -316,8 +316,8 @@ static void setup(void)
 	live_ack = ack[0];
 	char c = 0;
 	CHECK(read(live_ack, &c, 1) == 1 && c == 'r', "the live rgroup process started");
-	CHECK(rgt_count_groups(sgdir, live) == 3, "the live process has 3 directories (%d)",
-	      rgt_count_groups(sgdir, live));
+	CHECK(scn_count_groups(sgdir, live) == 3, "the live process has 3 directories (%d)",
+	      scn_count_groups(sgdir, live));
 	CHECK(!exists_in_sg(fake_reused), "the reused-pid directory was collected at attach");
 	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
 }
@@ -350,7 +350,7 @@ static void kill_while_weighting(void) { kills(WHILE_WEIGHTING, "killed while ch
 
 static void collect_lib(void)
 {
-	int before = rgt_count_groups(sgdir, 0) - rgt_count_groups(sgdir, live) - 1; /* - fake_live */
+	int before = scn_count_groups(sgdir, 0) - scn_count_groups(sgdir, live) - 1; /* - fake_live */
 	int r = -1;
 
 	/* A reaped victim's directories are empty; EBUSY would mean a task
@@ -362,15 +362,15 @@ static void collect_lib(void)
 			break;
 		}
 		r = (r < 0 ? 0 : r) + n;
-		if (rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1)
+		if (scn_count_groups(sgdir, 0) == scn_count_groups(sgdir, live) + 1)
 			break;
-		rgt_sleep(0.02);
+		scn_sleep(0.02);
 	}
 	fprintf(stderr, "  rgroup_gc removed %d of %d leftover directories\n", r, before);
 	CHECK(r == before, "rgroup_gc() = %d, %d leftovers", r, before);
-	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1,
+	CHECK(scn_count_groups(sgdir, 0) == scn_count_groups(sgdir, live) + 1,
 	      "only the live process's groups and the live-owner directory remain (%d, %d)",
-	      rgt_count_groups(sgdir, 0), rgt_count_groups(sgdir, live));
+	      scn_count_groups(sgdir, 0), scn_count_groups(sgdir, live));
 	CHECK(live_intact(), "the live process's groups are intact after rgroup_gc");
 	CHECK(exists_in_sg(fake_live), "the live-owner directory stays");
 	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
@@ -435,7 +435,7 @@ static void collect_command(void)
 	for (int i = 0; i < 3; i++)
 		one_kill(i % 2 ? WHILE_CREATING : AT_START);
 	one_kill(WHILE_WEIGHTING);
-	left = rgt_count_groups(sgdir, 0) - rgt_count_groups(sgdir, live) - 1;
+	left = scn_count_groups(sgdir, 0) - scn_count_groups(sgdir, live) - 1;
 	CHECK(left > 0, "the victims left something for the command (%d)", left);
 
 	/* --dry-run over the whole hierarchy lists ours and removes nothing.
@@ -448,7 +448,7 @@ static void collect_command(void)
 	CHECK(!strstr(out, fake_live) && !strstr(out, "rgroup-0-1-1"), "the dry run lists no live or foreign name");
 	snprintf(name, sizeof(name), "rgroup-%d-", (int)live);
 	CHECK(!strstr(out, name), "the dry run does not list the live process's groups");
-	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1 + left,
+	CHECK(scn_count_groups(sgdir, 0) == scn_count_groups(sgdir, live) + 1 + left,
 	      "the dry run removed nothing");
 
 	/* The real thing, on our system group only. */
@@ -456,7 +456,7 @@ static void collect_command(void)
 	CHECK(rc == 0, "rgroup gc DIR exit %d", rc);
 	snprintf(name, sizeof(name), "%d directories removed", left);
 	CHECK(strstr(out, name) != NULL, "the command removed %d:\n%s", left, out);
-	CHECK(rgt_count_groups(sgdir, 0) == rgt_count_groups(sgdir, live) + 1,
+	CHECK(scn_count_groups(sgdir, 0) == scn_count_groups(sgdir, live) + 1,
 	      "only the live process's groups and the live-owner directory remain");
 	CHECK(live_intact(), "the live process's groups are intact after the command");
 	for (size_t i = 0; i < sizeof(fake_foreign) / sizeof(fake_foreign[0]); i++)
@@ -478,10 +478,10 @@ static void teardown(void)
 	live = -1;
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live process exited cleanly");
 	/* Its library removed its own groups on the way out. */
-	for (int i = 0; i < 100 && rgt_count_groups(sgdir, 0) > 1; i++)
-		rgt_sleep(0.01);
-	CHECK(rgt_count_groups(sgdir, 0) == 1, "only the live-owner directory is left (%d)",
-	      rgt_count_groups(sgdir, 0));
+	for (int i = 0; i < 100 && scn_count_groups(sgdir, 0) > 1; i++)
+		scn_sleep(0.01);
+	CHECK(scn_count_groups(sgdir, 0) == 1, "only the live-owner directory is left (%d)",
+	      scn_count_groups(sgdir, 0));
 }
 
 /* A directory outside cgroupfs whose subdirectories look like the
@@ -519,7 +519,7 @@ static void not_cgroupfs(void)
 
 static void *brief(void *p)
 {
-	rgt_sleep(0.001);
+	scn_sleep(0.001);
 	return p;
 }
 
@@ -533,7 +533,7 @@ static void make_groups(struct ns_share *s)
 		if (r) {
 			__atomic_add_fetch(&s->failed, 1, __ATOMIC_RELAXED);
 			s->err = r;
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		} else {
 			pthread_join(t, NULL);
 			__atomic_add_fetch(&s->made, 1, __ATOMIC_RELAXED);
@@ -553,7 +553,7 @@ static void collect_until_stop(struct ns_share *s)
 			s->removed += r;
 		else if (r < 0 && !s->gc_err)
 			s->gc_err = r;
-		rgt_sleep(0.002);
+		scn_sleep(0.002);
 	}
 }
 
@@ -591,7 +591,7 @@ static int ns_start(void (*fn)(struct ns_share *))
 		waitpid(c, &status, 0);
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 	}
-	for (double t0 = rgt_now(); rgt_now() - t0 < 10.0; rgt_sleep(0.005)) {
+	for (double t0 = scn_now(); scn_now() - t0 < 10.0; scn_sleep(0.005)) {
 		if (__atomic_load_n(&nsh->ready, __ATOMIC_ACQUIRE))
 			return 0;
 		if (waitpid(ns_parent, &status, WNOHANG) == ns_parent) {
@@ -612,7 +612,7 @@ static int ns_stop(void)
 	if (ns_parent < 0)
 		return -1;
 	__atomic_store_n(&nsh->stop, 1, __ATOMIC_RELEASE);
-	for (double t0 = rgt_now(); rgt_now() - t0 < 5.0; rgt_sleep(0.01))
+	for (double t0 = scn_now(); scn_now() - t0 < 5.0; scn_sleep(0.01))
 		if (waitpid(ns_parent, &status, WNOHANG) == ns_parent) {
 			ns_parent = -1;
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -631,7 +631,7 @@ static long gc_for(double secs)
 {
 	long removed = 0;
 
-	for (double t0 = rgt_now(); rgt_now() - t0 < secs; rgt_sleep(0.002)) {
+	for (double t0 = scn_now(); scn_now() - t0 < secs; scn_sleep(0.002)) {
 		int r = rgroup_gc(sgdir);
 
 		if (r < 0)
@@ -646,7 +646,7 @@ static long gc_for(double secs)
 static void ns_host_gc(void)
 {
 	char tool[PATH_MAX], out[1 << 16];
-	int before = rgt_count_groups(sgdir, 0), most = 0;
+	int before = scn_count_groups(sgdir, 0), most = 0;
 	long removed;
 
 	if (ns_start(make_groups) < 0) {
@@ -655,8 +655,8 @@ static void ns_host_gc(void)
 	}
 	CHECK(nsh->nspid == 1, "the namespaced process is pid 1 there (%d)", (int)nsh->nspid);
 	removed = gc_for(0.5);
-	for (int i = 0; i < 50; i++, rgt_sleep(0.002)) {
-		int n = rgt_count_groups(sgdir, 0) - before;
+	for (int i = 0; i < 50; i++, scn_sleep(0.002)) {
+		int n = scn_count_groups(sgdir, 0) - before;
 
 		most = n > most ? n : most;
 	}
@@ -669,7 +669,7 @@ static void ns_host_gc(void)
 		CHECK(rc == 0 && strstr(out, "0 directories removed"),
 		      "rgroup gc DIR removed none of its groups (exit %d):\n%s", rc, out);
 	}
-	rgt_sleep(0.1);
+	scn_sleep(0.1);
 	unsigned long made = nsh->made, failed = nsh->failed;
 	CHECK(failed == 0, "its creations all succeeded (%lu of %lu failed, last: %s)", failed,
 	      made + failed, strerror(nsh->err));
@@ -679,9 +679,9 @@ static void ns_host_gc(void)
 	kill(nsh->pid, SIGKILL);
 	ns_stop();
 	int left = 0;
-	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0; rgt_sleep(0.02)) {
+	for (double t0 = scn_now(); scn_now() - t0 < 3.0; scn_sleep(0.02)) {
 		rgroup_gc(sgdir);
-		if ((left = rgt_count_groups(sgdir, 0) - before) <= 0)
+		if ((left = scn_count_groups(sgdir, 0) - before) <= 0)
 			break;
 	}
 	CHECK(left <= 0, "its leftovers were collected once it was dead (%d left)", left);
@@ -708,11 +708,11 @@ static void ns_inner_gc(void)
 	ns = ns_start(collect_until_stop);
 	CHECK(pthread_create(&maker, NULL, maker_main, &mine) == 0, "a maker");
 	while (!__atomic_load_n(&mine.ready, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	if (ns < 0) {
 		rgt_skip_case("cannot make a PID and mount namespace here (needs root)");
 	} else {
-		rgt_sleep(1.0);
+		scn_sleep(1.0);
 		int st = ns_stop();
 
 		CHECK(st == 0, "the namespaced collector exited cleanly (status %d%s)", st,
@@ -726,8 +726,8 @@ static void ns_inner_gc(void)
 	      mine.failed, mine.made + mine.failed, strerror(mine.err));
 	/* Ours, but the live-owner directory the test made by hand. */
 	int ours = 0;
-	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0; rgt_sleep(0.01)) {
-		ours = rgt_count_groups(sgdir, getpid()) - exists_in_sg(fake_live);
+	for (double t0 = scn_now(); scn_now() - t0 < 3.0; scn_sleep(0.01)) {
+		ours = scn_count_groups(sgdir, getpid()) - exists_in_sg(fake_live);
 		if (ours == 0 && rgroup_list(NULL, 0) == 0)
 			break;
 	}
@@ -767,7 +767,7 @@ static void write_own_files(struct ns_share *s)
 		_exit(3);
 	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 }
 
 /* What `rgroup gc DIR` collects in a plain directory: dead owners' state
@@ -815,7 +815,7 @@ static void ns_files(void)
 	}
 	kill(nsh->pid, SIGKILL);
 	ns_stop();
-	for (double t0 = rgt_now(); rgt_now() - t0 < 3.0 && gone < 2; rgt_sleep(0.02)) {
+	for (double t0 = scn_now(); scn_now() - t0 < 3.0 && gone < 2; scn_sleep(0.02)) {
 		sweep_files(dir);
 		gone = !rgt_exists(nsh->files[0]) + !rgt_exists(nsh->files[1]);
 	}

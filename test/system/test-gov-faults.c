@@ -53,6 +53,7 @@
 
 #include "governor-faults.h"
 #include "scenario.h"
+#include "sgroup.h"
 
 #define MEASURE_S    1.0
 #define GOVERNED     0.30         /* B's part at most this: governed */
@@ -76,7 +77,7 @@ static void *spin(void *p)
 	if (b && b->nice && rgroup_setpriority(PRIO_RGRP, 0, b->nice) < 0)
 		b->nice = -errno;
 	if (b)
-		__atomic_store_n(&b->tid, rgt_gettid(), __ATOMIC_RELEASE);
+		__atomic_store_n(&b->tid, scn_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		;
 	return NULL;
@@ -119,9 +120,9 @@ static void *a_main(void *p)
 
 static int wait_tid(struct busy *b)
 {
-	double t0 = rgt_now();
-	while (!__atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) && rgt_now() - t0 < 10)
-		rgt_sleep(0.001);
+	double t0 = scn_now();
+	while (!__atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) && scn_now() - t0 < 10)
+		scn_sleep(0.001);
 	return __atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) ? 0 : -1;
 }
 
@@ -150,21 +151,21 @@ static void run_scenario(struct result *r)
 			r->prio = errno;
 		rgroup_of(b.tid, &bid);
 	}
-	rgt_sleep(0.3);
-	double a0 = r->create_a ? 0 : rgt_thread_cpu(a.busy.tid);
-	double b0 = r->create_b ? 0 : rgt_thread_cpu(b.tid);
+	scn_sleep(0.3);
+	double a0 = r->create_a ? 0 : scn_thread_cpu(a.busy.tid);
+	double b0 = r->create_b ? 0 : scn_thread_cpu(b.tid);
 	if (bid && rgroup_info(bid, &in) == 0)
 		r->b_paused_ns = in.throttled_ns;
-	rgt_sleep(MEASURE_S);
-	r->a_cpu = r->create_a ? 0 : rgt_thread_cpu(a.busy.tid) - a0;
-	r->b_cpu = r->create_b ? 0 : rgt_thread_cpu(b.tid) - b0;
+	scn_sleep(MEASURE_S);
+	r->a_cpu = r->create_a ? 0 : scn_thread_cpu(a.busy.tid) - a0;
+	r->b_cpu = r->create_b ? 0 : scn_thread_cpu(b.tid) - b0;
 	if (bid && rgroup_info(bid, &in) == 0)
 		r->b_paused_ns = in.throttled_ns - r->b_paused_ns;
 	r->b_part = r->a_cpu + r->b_cpu > 0 ? r->b_cpu / (r->a_cpu + r->b_cpu) : 0;
 	/* A slow thread on a crowded machine, or a stuck one? Watch on. */
-	for (double t0 = rgt_now(); rgt_now() - t0 < PROGRESS_MAX; rgt_sleep(0.05)) {
-		r->a_more = r->create_a ? 0 : rgt_thread_cpu(a.busy.tid) - a0;
-		r->b_more = r->create_b ? 0 : rgt_thread_cpu(b.tid) - b0;
+	for (double t0 = scn_now(); scn_now() - t0 < PROGRESS_MAX; scn_sleep(0.05)) {
+		r->a_more = r->create_a ? 0 : scn_thread_cpu(a.busy.tid) - a0;
+		r->b_more = r->create_b ? 0 : scn_thread_cpu(b.tid) - b0;
 		if (r->a_more >= PROGRESS_S && r->b_more >= PROGRESS_S)
 			break;
 	}
@@ -188,7 +189,7 @@ static void check_ran(const struct result *r, const char *what)
 	CHECK(r->a_more >= PROGRESS_S && r->b_more >= PROGRESS_S,
 	      "%s: a thread made no progress in %.0f s (A %.4f s, B %.4f s)", what,
 	      MEASURE_S + PROGRESS_MAX, r->a_more, r->b_more);
-	CHECK(rgt_wait_no_groups(5.0) == 0, "%s: groups removed", what);
+	CHECK(scn_wait_no_groups(5.0) == 0, "%s: groups removed", what);
 }
 
 static void check_governed(const struct result *r, const char *what)
@@ -228,7 +229,7 @@ static void refused(int site, int err, const char *what)
 		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 		pthread_join(t, NULL);
 	}
-	rgt_sleep(0.05);
+	scn_sleep(0.05);
 	CHECK(!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE), "%s: the thread ran", what);
 	CHECK(rgroup__fault_site_fired(site) > 0, "%s: the site was not reached", what);
 	/* A plain thread, and the process, go on. */
@@ -365,7 +366,7 @@ int main(int argc, char **argv)
 	if (argc > 1) {
 		/* One case, in this fresh process. */
 		rgt_sg_init();
-		if (rgt_pin_one_cpu(NULL) < 0)
+		if (scn_pin_one_cpu(NULL) < 0)
 			rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 		rgt_sg_enter(sg, sizeof(sg));
 		if (strcmp(rgroup_backend(), "governor"))

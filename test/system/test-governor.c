@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 
 #include "sgroup.h"
+#include "judge.h"
 #include "scenario.h"
 
 #define LOW_NICE 19               /* weight 15 against 1024: paused most of the time */
@@ -95,7 +96,7 @@ static int start_low(pthread_t *t, struct low *l)
 {
 	int r = rgroup_thread_create(t, NULL, RGROUP_NEW, low_main, l);
 	while (!r && !l->id && !l->err)
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return r ? r : l->err;
 }
 
@@ -149,8 +150,8 @@ static void *talker(void *p)
 	for (off = 0; off < PIPE_MAX && (off < PIPE_BYTES || !paused); off += sizeof(buf)) {
 		if (off % (64 * sizeof(buf)) == 0)
 			paused = was_paused();
-		double t0 = rgt_now();
-		while (rgt_now() - t0 < 0.0001)
+		double t0 = scn_now();
+		while (scn_now() - t0 < 0.0001)
 			;
 		for (size_t i = 0; i < sizeof(buf); i++)
 			buf[i] = (unsigned char)((off + i) * 7);
@@ -173,7 +174,7 @@ static void *talker(void *p)
 	}
 	/* Keep the group until the main thread has read its statistics. */
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return NULL;
 }
 
@@ -223,7 +224,7 @@ static void syscalls(void)
 	CHECK(k.eintr == 0, "%ld reads or writes failed with EINTR (SA_RESTART)", k.eintr);
 	CHECK(k.rounds == PINGPONGS, "%d ping-pongs", k.rounds);
 	CHECK(in.throttled_ns > 0, "the low group was never paused: the case proves nothing");
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* ---- blocked ------------------------------------------------------------- */
@@ -249,24 +250,24 @@ static void blocked(void)
 	struct low l = { .blocks = 1 };
 	struct rgroup_info in;
 	pthread_t hi, lo;
-	double c0 = process_cpu(), t0 = rgt_now();
+	double c0 = process_cpu(), t0 = scn_now();
 
 	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	CHECK(start_spinner(&hi) == 0, "spinner group");
 	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
 	do {
-		rgt_sleep(0.1);
+		scn_sleep(0.1);
 		in = info_of(l.id);
-	} while (!in.unthrottled && rgt_now() - t0 < 30);
+	} while (!in.unthrottled && scn_now() - t0 < 30);
 	fprintf(stderr, "  waited %.1f s, in which the process had %.2f s of CPU\n",
-		rgt_now() - t0, process_cpu() - c0);
+		scn_now() - t0, process_cpu() - c0);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
 	fprintf(stderr, "  pauses not taken %llu, paused %.3f s\n",
 		(unsigned long long)in.unthrottled, in.throttled_ns / 1e9);
 	CHECK(in.unthrottled > 0, "a thread that blocks the signal is not counted");
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* ---- exec ---------------------------------------------------------------- */
@@ -276,9 +277,9 @@ static void blocked(void)
  * next link. */
 static void *exec_next(void *p)
 {
-	double t0 = rgt_now();
+	double t0 = scn_now();
 
-	while (rgt_now() - t0 < 0.05)
+	while (scn_now() - t0 < 0.05)
 		;
 	execl("/proc/self/exe", "test-governor", "--exec-link", (char *)p, (char *)NULL);
 	return p;
@@ -291,7 +292,7 @@ static int exec_link(int left)
 	pthread_t hi, lo;
 
 	snprintf(arg, sizeof(arg), "%d", left - 1);
-	rgt_pin_one_cpu(NULL);
+	scn_pin_one_cpu(NULL);
 	if (left == 0)
 		return 0;
 	if (start_spinner(&hi) || start_low(&lo, &l))
@@ -307,7 +308,7 @@ static int wait_for(pid_t pid, double secs, int *status)
 		pid_t r = waitpid(pid, status, WNOHANG);
 		if (r == pid)
 			return 0;
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, status, 0);
@@ -347,8 +348,8 @@ static void exec_chain(void)
 
 static void *short_spin(void *p)
 {
-	double t0 = rgt_now();
-	while (rgt_now() - t0 < 0.02)
+	double t0 = scn_now();
+	while (scn_now() - t0 < 0.02)
 		;
 	return p;
 }
@@ -382,7 +383,7 @@ static void forks(void)
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
 	CHECK(ok == FORKS, "%d of %d children ended normally", ok, FORKS);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* ---- stale state files ---------------------------------------------------- */
@@ -436,7 +437,7 @@ static void *resetter(void *p)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		reset_all_signals();
 		(*resets)++;
-		rgt_sleep(RESET_EVERY_S);
+		scn_sleep(RESET_EVERY_S);
 	}
 	return NULL;
 }
@@ -444,10 +445,10 @@ static void *resetter(void *p)
 /* The groups' flags, or'ed; -1 if a group could not be read. */
 static int groups_flags(void)
 {
-	rgroup_id_t ids[RGT_SCN_MAX];
-	int n = rgroup_list(ids, RGT_SCN_MAX), flags = 0;
+	rgroup_id_t ids[SCN_MAX];
+	int n = rgroup_list(ids, SCN_MAX), flags = 0;
 
-	for (int i = 0; i < n && i < RGT_SCN_MAX; i++) {
+	for (int i = 0; i < n && i < SCN_MAX; i++) {
 		struct rgroup_info in = { .sz = sizeof(in) };
 		if (rgroup_info(ids[i], &in) < 0)
 			return -1;
@@ -460,17 +461,17 @@ static int groups_flags(void)
  * signal every RESET_EVERY_S. */
 static int signal_reset_child(void)
 {
-	struct rgt_scenario s;
+	struct scn_table s;
 	pthread_t t;
 	long resets = 0;
 	int err, judged;
 
-	rgt_scn_flat124(&s, 2);
-	err = rgt_scn_start(&s);
-	CHECK(err == 0, "set up: %s failed: %s", rgt_scn.what, strerror(err));
+	scn_flat124(&s, 2);
+	err = scn_start(&s);
+	CHECK(err == 0, "set up: %s failed: %s", scn_cur.what, strerror(err));
 	if (err)
 		return 1;
-	rgt_sleep(1.0);
+	scn_sleep(1.0);
 	reset_all_signals();
 	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	CHECK(pthread_create(&t, NULL, resetter, &resets) == 0, "resetter thread");
@@ -481,8 +482,8 @@ static int signal_reset_child(void)
 	int flags = groups_flags();
 	fprintf(stderr, "  %ld resets; groups' flags %#x\n", resets, flags);
 	CHECK(flags == 0, "rgroup_info flags %#x after resets to SIG_DFL", flags);
-	rgt_scn_stop();
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	scn_stop();
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	return rgt_failures ? 1 : judged < 0 ? 77 : 0;
 }
 
@@ -506,21 +507,21 @@ static int signal_taken_child(void)
 	CHECK(start_spinner(&hi) == 0, "spinner group");
 	CHECK(start_low(&lo, &l) == 0, "low group: %s", strerror(l.err));
 	/* Enforced first: the low group is paused. */
-	t0 = rgt_now();
-	while (info_of(l.id).throttled_ns == 0 && rgt_now() - t0 < 30)
-		rgt_sleep(0.05);
+	t0 = scn_now();
+	while (info_of(l.id).throttled_ns == 0 && scn_now() - t0 < 30)
+		scn_sleep(0.05);
 	CHECK(info_of(l.id).throttled_ns > 0, "the low group was never paused: the case proves nothing");
 	sigemptyset(&sa.sa_mask);
 	CHECK(sigaction(governor_signal(), &sa, NULL) == 0, "sigaction: %s", strerror(errno));
-	t0 = rgt_now();
-	while (!((flags = (int)info_of(l.id).flags) & RGROUP_INFO_UNENFORCED) && rgt_now() - t0 < 5)
-		rgt_sleep(0.01);
+	t0 = scn_now();
+	while (!((flags = (int)info_of(l.id).flags) & RGROUP_INFO_UNENFORCED) && scn_now() - t0 < 5)
+		scn_sleep(0.01);
 	CHECK(flags & RGROUP_INFO_UNENFORCED, "rgroup_info does not say RGROUP_INFO_UNENFORCED");
 	/* From now on nothing of the governor's reaches the handler, and the
 	 * low group is no longer paused. */
 	long before = __atomic_load_n(&foreign_calls, __ATOMIC_RELAXED);
 	uint64_t paused = info_of(l.id).throttled_ns;
-	rgt_sleep(1.0);
+	scn_sleep(1.0);
 	long calls = __atomic_load_n(&foreign_calls, __ATOMIC_RELAXED) - before;
 	uint64_t more = info_of(l.id).throttled_ns - paused;
 	fprintf(stderr, "  handler ran %ld times before the governor saw it, %ld after; "
@@ -530,7 +531,7 @@ static int signal_taken_child(void)
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(lo, NULL);
 	pthread_join(hi, NULL);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	return rgt_failures ? 1 : 0;
 }
 
@@ -582,7 +583,7 @@ static int handler_first_use_child(long first_us)
 	    timer_settime(timer, 0, &its, NULL) < 0)
 		return 2;
 	be = rgroup_backend();
-	for (double t0 = rgt_now(); *(volatile long *)&of_ok < 20 && rgt_now() - t0 < 5;)
+	for (double t0 = scn_now(); *(volatile long *)&of_ok < 20 && scn_now() - t0 < 5;)
 		;
 	timer_delete(timer);
 	fprintf(stderr, "  backend %s; the handler's rgroup_of: %ld EDEADLK, %ld answers, %ld other\n",
@@ -655,7 +656,7 @@ int main(int argc, char **argv)
 		return rgroup_thread_create(&t, NULL, RGROUP_NEW, short_spin, NULL) ||
 		       pthread_join(t, NULL);
 	}
-	if (rgt_pin_one_cpu(NULL) < 0)
+	if (scn_pin_one_cpu(NULL) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	if (argc == 2 && strcmp(argv[1], "--signal-reset") == 0)
 		return signal_reset_child();

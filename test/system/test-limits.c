@@ -72,7 +72,7 @@ static void cs_init(void)
 	struct rgroup__mount m;
 	char path[PATH_MAX];
 
-	if (rgt_sg.v2 || rgt_sg.gov || rgt_read("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	if (scn_sg.v2 || scn_sg.gov || rgt_read("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
 	    rgroup__parse_mountinfo(text, "cpuset", &m) < 0 ||
 	    rgt_read("/proc/self/cgroup", text, sizeof(text)) < 0 ||
 	    rgroup__parse_proc_cgroup(text, "cpuset", path, sizeof(path)) < 0)
@@ -108,7 +108,7 @@ static int cs_dirs(int remove)
 
 static void cs_cleanup(void)
 {
-	if (getpid() == rgt_sg.owner && cs_dirs(1))
+	if (getpid() == scn_sg.owner && cs_dirs(1))
 		fprintf(stderr, "  cleanup: removed cpuset directories left behind\n");
 }
 
@@ -123,14 +123,14 @@ static int kernel_cpus(pid_t tid, char *out, size_t len)
 	snprintf(file, sizeof(file), "/proc/self/task/%d/cgroup", (int)tid);
 	if (rgt_read(file, text, sizeof(text)) < 0)
 		return -1;
-	if (rgt_sg.v2) {
+	if (scn_sg.v2) {
 		/* A group whose parent does not hand cpuset down has no files
 		 * of its own: its nearest ancestor's apply. */
 		if (rgroup__parse_proc_cgroup(text, NULL, path, sizeof(path)) < 0)
 			return -1;
 		for (;;) {
 			char *slash;
-			rgt_cg_dir(path, dir, sizeof(dir));
+			scn_cg_dir(path, dir, sizeof(dir));
 			strncat(dir, "/cpuset.cpus.effective", sizeof(dir) - strlen(dir) - 1);
 			if (rgt_exists(dir) || !(slash = strrchr(path, '/')) || slash == path)
 				break;
@@ -213,7 +213,7 @@ static void api_rules(void)
 	      q == 0 && p == 0, "the child lifts its cap");
 	CHECK(rgroup_set_cap(a.tid, 0, 0) == 0, "the parent lifts its cap");
 	rgt_worker_stop(&a);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 	CHECK(cs_dirs(0) == 0, "no cpuset directory left behind");
 }
 
@@ -232,10 +232,10 @@ static void *gated_main(void *p)
 {
 	struct gated *g = p;
 
-	g->tid = rgt_gettid();
+	g->tid = scn_gettid();
 	__atomic_store_n(&g->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&g->go, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	g->job(g);
 	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
@@ -248,7 +248,7 @@ static int gated_start(struct gated *g)
 	int r = rgroup_thread_create(&g->thread, NULL, RGROUP_NEW, gated_main, g);
 
 	while (!r && !__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	return r;
 }
 
@@ -256,7 +256,7 @@ static void gated_run(struct gated *g)
 {
 	__atomic_store_n(&g->go, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&g->done, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 }
 
 static void gated_stop(struct gated *g)
@@ -317,18 +317,18 @@ static void cpus_pinned(void)
 	}
 	/* At least 2 s and 400 samples; a slow machine (a debug kernel under
 	 * TCG beside other load) samples longer, up to 30 s, not less. */
-	double start = rgt_now();
+	double start = scn_now();
 	end = start + 2.0;
-	while (rgt_now() < end || (samples <= 400 && rgt_now() < start + 30.0)) {
+	while (scn_now() < end || (samples <= 400 && scn_now() < start + 30.0)) {
 		for (int i = 0; i < 4; i++) {
 			if (cpu_of(tids[i]) != (i < 3 ? c1 : c0))
 				bad++;
 			samples++;
 		}
-		rgt_sleep(0.0005);
+		scn_sleep(0.0005);
 	}
 	fprintf(stderr, "  %d samples of field 39 in %.1f s, %d on another CPU\n", samples,
-		rgt_now() - start, bad);
+		scn_now() - start, bad);
 	CHECK(bad == 0, "a pinned thread was seen on another CPU %d times", bad);
 	CHECK(samples > 400, "only %d samples", samples);
 	/* Lifted: the process's CPUs again, for the nested group too. */
@@ -339,7 +339,7 @@ static void cpus_pinned(void)
 		      (int)tids[i]);
 	gated_stop(&p);
 	rgt_worker_stop(&q);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 	CHECK(cs_dirs(0) == 0, "no cpuset directory left behind (rule 3)");
 }
 
@@ -391,7 +391,7 @@ static void rule7_fork_cpus(void)
 	CHECK(strcmp(path, home) == 0, "the child is in the process's cpuset group %s (got %s)", home,
 	      path);
 	gated_stop(&f);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /*
@@ -484,7 +484,7 @@ static void rule7_exec_cpus(void)
 	sscanf(buf, "%d", &ok);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's status %#x", status);
 	CHECK(ok == 1, "the exec'd program has the process's CPUs, not the group's (got '%s')", buf);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /* ---- Caps measured ------------------------------------------------------------ */
@@ -500,7 +500,7 @@ static void boost_session(void)
 {
 	int fd;
 
-	if (rgt_sg.v2 || !rgt_sg.gov || geteuid() != 0)
+	if (scn_sg.v2 || !scn_sg.gov || geteuid() != 0)
 		return;
 	setsid();   /* fails for a group leader: then its session it is */
 	fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
@@ -516,7 +516,7 @@ static double used(const pid_t *tids, int n)
 	double s = 0;
 
 	for (int i = 0; i < n; i++)
-		s += rgt_thread_cpu(tids[i]);
+		s += scn_thread_cpu(tids[i]);
 	return s;
 }
 
@@ -545,7 +545,7 @@ static void judge_cap(const char *what, const pid_t *tids, int n, double cap)
 		.ctx = &c, .rate = 1, .min_cpus = 0.02,
 	};
 
-	rgt_sleep(0.5);
+	scn_sleep(0.5);
 	rgt_judge(&j, NULL);
 }
 
@@ -554,11 +554,11 @@ static double measure(const pid_t *tids, int n, double secs)
 {
 	double t0, u0;
 
-	rgt_sleep(0.5);
-	t0 = rgt_now();
+	scn_sleep(0.5);
+	t0 = scn_now();
 	u0 = used(tids, n);
-	rgt_sleep(secs);
-	return (used(tids, n) - u0) / (rgt_now() - t0);
+	scn_sleep(secs);
+	return (used(tids, n) - u0) / (scn_now() - t0);
 }
 
 static void cap_measured(void)
@@ -601,7 +601,7 @@ static void cap_measured(void)
 	fprintf(stderr, "  lifted: %.2f CPUs\n", got);
 	CHECK(got > 0.6, "lifting the cap lets the group run (%.2f CPUs)", got);
 	rgt_worker_stop(&a);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /* ---- Rule 8: the settings come along when the process is moved ------------- */
@@ -620,7 +620,7 @@ static void rule8_settings_follow(void)
 		fprintf(stderr, "  the governor has no kernel groups to rebuild\n");
 		return;
 	}
-	if (rgt_sg.delegated) {
+	if (scn_sg.delegated) {
 		rgt_skip_case("a delegated group: the test cannot move the process");
 		return;
 	}
@@ -628,26 +628,26 @@ static void rule8_settings_follow(void)
 	CHECK(rgroup_set_cpus(w.tid, sizeof(s), &s) == 0, "pin it to CPU %d", c1);
 	CHECK(rgroup_set_cap(w.tid, 30000, 100000) == 0, "cap it at 30%%");
 	rgt_sg_make("b", sgb, sizeof(sgb));
-	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to %s", sgb);
-	for (t0 = rgt_now(); rgt_now() - t0 < 3.0; rgt_sleep(0.01))
-		if (rgt_thread_cgroup(w.tid, got, sizeof(got)) == 0 &&
+	CHECK(scn_sg_move(sgb) == 0, "the administrator moves the process to %s", sgb);
+	for (t0 = scn_now(); scn_now() - t0 < 3.0; scn_sleep(0.01))
+		if (scn_thread_cgroup(w.tid, got, sizeof(got)) == 0 &&
 		    strncmp(got, sgb, strlen(sgb)) == 0 && got[strlen(sgb)] == '/')
 			break;
-	fprintf(stderr, "  rebuilt in %s after %.2f s\n", got, rgt_now() - t0);
+	fprintf(stderr, "  rebuilt in %s after %.2f s\n", got, scn_now() - t0);
 	CHECK(strncmp(got, sgb, strlen(sgb)) == 0, "the group is rebuilt in B (%s)", got);
 	snprintf(want, sizeof(want), "%d", c1);
-	for (t0 = rgt_now(); rgt_now() - t0 < 1.0; rgt_sleep(0.01))
+	for (t0 = scn_now(); scn_now() - t0 < 1.0; scn_sleep(0.01))
 		if (kernel_cpus(w.tid, list, sizeof(list)) >= 0 && strcmp(list, want) == 0)
 			break;
 	CHECK(strcmp(list, want) == 0, "its cpuset is still CPU %s (got '%s')", want, list);
 	CHECK(same_set(w.tid, &s), "its affinity too");
-	rgt_cg_dir(got, cap, sizeof(cap));
-	strcat(cap, rgt_sg.v2 ? "/cpu.max" : "/cpu.cfs_quota_us");
+	scn_cg_dir(got, cap, sizeof(cap));
+	strcat(cap, scn_sg.v2 ? "/cpu.max" : "/cpu.cfs_quota_us");
 	rgt_read(cap, buf, sizeof(buf));
 	buf[strcspn(buf, "\n")] = '\0';
-	CHECK(strcmp(buf, rgt_sg.v2 ? "30000 100000" : "30000") == 0, "its cap in B: '%s'", buf);
+	CHECK(strcmp(buf, scn_sg.v2 ? "30000 100000" : "30000") == 0, "its cap in B: '%s'", buf);
 	rgt_worker_stop(&w);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 	CHECK(cs_dirs(0) == 0, "no cpuset directory left behind");
 }
 
@@ -676,13 +676,13 @@ int main(int argc, char **argv)
 	boost_session();
 	cs_init();
 	atexit(cs_cleanup);
-	if (!rgt_sg.v2 && !rgt_sg.gov) {
+	if (!scn_sg.v2 && !scn_sg.gov) {
 		char dir[PATH_MAX + 32];
 		/* The most CPU the test's system group can get against the
 		 * machine's other load (cgroup v1 shares). */
-		rgt_cg_dir(sg, dir, sizeof(dir));
+		scn_cg_dir(sg, dir, sizeof(dir));
 		strcat(dir, "/cpu.shares");
-		rgt_write(dir, "262144");
+		scn_write(dir, "262144");
 	}
 	fprintf(stderr, "backend %s, system group %s, %d CPUs%s%s\n", rgroup_backend(), sg, ncpus,
 		*cs_home ? ", cpuset group " : "", cs_home);

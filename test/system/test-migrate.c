@@ -16,8 +16,8 @@ static int rgroup_dirs_in(const char *cgpath)
 {
 	char dir[PATH_MAX];
 
-	rgt_cg_dir(cgpath, dir, sizeof(dir));
-	return rgt_count_groups(dir, 0);
+	scn_cg_dir(cgpath, dir, sizeof(dir));
+	return scn_count_groups(dir, 0);
 }
 
 /* Is the tree where the kernel should hold it below system group base:
@@ -39,9 +39,9 @@ static void *plain_kid_main(void *p)
 {
 	struct plain_kid *k = p;
 
-	__atomic_store_n(&k->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&k->tid, scn_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	return NULL;
 }
 
@@ -75,26 +75,26 @@ static void rule8_migration(void)
 	struct rgroup_info pi = { .sz = sizeof(pi) };
 	CHECK(rgroup_thread_create(&pt, NULL, RGROUP_NEW, plain_parent_main, &pk) == 0, "plain member's parent");
 	while (!__atomic_load_n(&pk.tid, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	CHECK(rgroup_of(pk.tid, &pg) == 0 && pg != 0 && rgroup_info(pg, &pi) == 0,
 	      "the plain thread is in its creator's rgroup");
 	/* The keeper's census (every 250 ms) has seen it. */
-	rgt_sleep(0.6);
+	scn_sleep(0.6);
 
-	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
-	double t0 = rgt_now(), took = -1;
-	while (rgt_now() - t0 < 3.0) {
+	CHECK(scn_sg_move(sgb) == 0, "the administrator moves the process to B");
+	double t0 = scn_now(), took = -1;
+	while (scn_now() - t0 < 3.0) {
 		if (tree_in_place(sgb, &t, &kid, g1, g2) && rgroup_dirs_in(sga) == 0) {
-			took = rgt_now() - t0;
+			took = scn_now() - t0;
 			break;
 		}
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	}
 	fprintf(stderr, "  tree rebuilt in B after %.3f s\n", took);
 	CHECK(took >= 0 && took <= 1.0, "rebuilt within 1 s (%.3f s)", took);
 	CHECK(rgroup_dirs_in(sga) == 0, "nothing left in A (%d)", rgroup_dirs_in(sga));
 	int along = 0;
-	for (double t1 = rgt_now(); !along && rgt_now() - t1 < 1.0; rgt_sleep(0.01))
+	for (double t1 = scn_now(); !along && scn_now() - t1 < 1.0; scn_sleep(0.01))
 		along = rgt_kernel_agrees(sgb, pk.tid, pg, where, sizeof(where));
 	CHECK(along, "the plain member came along: %s", where);
 	__atomic_store_n(&pk.stop, 1, __ATOMIC_RELEASE);
@@ -116,7 +116,7 @@ static void rule8_migration(void)
 	      "new rgroup made in B: %s", got);
 	rgt_worker_stop(&late);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
 }
 
@@ -130,7 +130,7 @@ static void *born_kid_main(void *p)
 	struct born *b = p;
 
 	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.01);
+		scn_sleep(0.01);
 	return NULL;
 }
 
@@ -140,9 +140,9 @@ static void *born_parent_main(void *p)
 	clockid_t cid;
 	pthread_t t;
 
-	b->parent = rgt_gettid();
+	b->parent = scn_gettid();
 	b->err = pthread_create(&t, NULL, born_kid_main, b);
-	b->created = rgt_now();
+	b->created = scn_now();
 	if (b->err) {
 		__atomic_store_n(&b->kid, -1, __ATOMIC_RELEASE);
 		return NULL;
@@ -150,7 +150,7 @@ static void *born_parent_main(void *p)
 	/* The new thread's id as pthread_create() returns, whether or not it
 	 * has run yet: glibc's CPU clock id of a thread encodes it. */
 	if (pthread_getcpuclockid(t, &cid) == 0 && (cid & 7) == 6 &&
-	    rgt_thread_cgroup((pid_t)~(cid >> 3), b->kid_cg, sizeof(b->kid_cg)) == 0)
+	    scn_thread_cgroup((pid_t)~(cid >> 3), b->kid_cg, sizeof(b->kid_cg)) == 0)
 		__atomic_store_n(&b->kid, (pid_t)~(cid >> 3), __ATOMIC_RELEASE);
 	else
 		__atomic_store_n(&b->kid, -1, __ATOMIC_RELEASE);
@@ -172,12 +172,12 @@ static void rule8_plain_thread_from_birth(void)
 	pthread_t pt;
 
 	/* Start in A, wherever an earlier case left the process. */
-	CHECK(rgt_sg_move(sga) == 0, "the process is in A");
+	CHECK(scn_sg_move(sga) == 0, "the process is in A");
 	CHECK(rgroup_thread_create(&pt, NULL, RGROUP_NEW, born_parent_main, &b) == 0, "the parent");
 	while (!__atomic_load_n(&b.kid, __ATOMIC_ACQUIRE))
 		; /* no sleep: the move follows the creation as closely as it can */
-	CHECK(rgt_sg_move(sgb) == 0, "the administrator moves the process to B");
-	double t0 = rgt_now();
+	CHECK(scn_sg_move(sgb) == 0, "the administrator moves the process to B");
+	double t0 = scn_now();
 	CHECK(b.err == 0 && b.kid > 0, "pthread_create in the rgroup: %d", b.err);
 	if (b.kid <= 0) {
 		pthread_join(pt, NULL);
@@ -188,24 +188,24 @@ static void rule8_plain_thread_from_birth(void)
 	      "as pthread_create returned, the new thread was in its creator's group in A: %s, not %s",
 	      b.kid_cg, gpath);
 	int along = 0;
-	while (!along && rgt_now() - t0 < 2.0) {
+	while (!along && scn_now() - t0 < 2.0) {
 		along = rgt_kernel_agrees(sgb, b.kid, g, where, sizeof(where)) &&
 			rgt_kernel_agrees(sgb, b.parent, g, where, sizeof(where));
 		if (!along)
-			rgt_sleep(0.01);
+			scn_sleep(0.01);
 	}
 	fprintf(stderr, "  moved %.4f s after pthread_create returned; in place in B after %.3f s\n",
-		t0 - b.created, rgt_now() - t0);
+		t0 - b.created, scn_now() - t0);
 	CHECK(along, "the new thread came along with its group: %s", where);
 	/* And it stays (the census that follows agrees). */
-	rgt_sleep(0.6);
+	scn_sleep(0.6);
 	CHECK(rgt_kernel_agrees(sgb, b.kid, g, where, sizeof(where)), "still in its group: %s", where);
 	rgroup_id_t kg = 0;
 	CHECK(rgroup_of(b.kid, &kg) == 0 && kg == g, "rgroup_of(the new thread) = %llu, not %llu",
 	      (unsigned long long)kg, (unsigned long long)g);
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(pt, NULL);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	CHECK(rgroup_dirs_in(sgb) == 0 && rgroup_dirs_in(sga) == 0, "nothing left anywhere");
 }
 
@@ -217,7 +217,7 @@ struct creator { pid_t tid; int stop; unsigned long made, failed; int err; };
 
 static void *brief_main(void *p)
 {
-	rgt_sleep(0.002);
+	scn_sleep(0.002);
 	return p;
 }
 
@@ -225,7 +225,7 @@ static void *creator_main(void *p)
 {
 	struct creator *c = p;
 
-	__atomic_store_n(&c->tid, rgt_gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&c->tid, scn_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		pthread_t t[3];
 		int started = 0;
@@ -276,21 +276,21 @@ static void rule8_moves_under_creation(void)
 	char where[2 * PATH_MAX + 128] = "";
 	int in_place = 0, unnamed = 0, left_other = -1, moves = 0;
 
-	CHECK(rgt_sg_move(sga) == 0, "start in A");
+	CHECK(scn_sg_move(sga) == 0, "start in A");
 	CHECK(rgroup_thread_create(&ct, NULL, RGROUP_NEW, creator_main, &c) == 0, "the creating thread");
 	while (!__atomic_load_n(&c.tid, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	CHECK(rgroup_of(c.tid, &g) == 0 && g != 0, "the creating thread has its group");
 	for (int i = 0; i < 20; i++) {
 		last = i % 2 ? sga : sgb;
 		other = i % 2 ? sgb : sga;
-		moves += rgt_sg_move(last) == 0;
+		moves += scn_sg_move(last) == 0;
 		/* Some moves come before the keeper's next look, some after. */
-		rgt_sleep(0.03 + 0.12 * (i % 4));
+		scn_sleep(0.03 + 0.12 * (i % 4));
 	}
 	CHECK(moves == 20, "the administrator moved the process 20 times (%d)", moves);
 	/* Rule 8: rebuilt within a second; the creations go on. */
-	for (double t0 = rgt_now(); rgt_now() - t0 < 2.0; rgt_sleep(0.01)) {
+	for (double t0 = scn_now(); scn_now() - t0 < 2.0; scn_sleep(0.01)) {
 		in_place = rgt_kernel_agrees(last, c.tid, g, where, sizeof(where));
 		left_other = rgroup_dirs_in(other);
 		unnamed = groups_unnamed();
@@ -305,7 +305,7 @@ static void rule8_moves_under_creation(void)
 	fprintf(stderr, "  %lu groups made under 20 moves, %lu creations failed (last: %s)\n",
 		c.made, c.failed, c.failed ? strerror(c.err) : "none");
 	CHECK(c.made > 0, "groups were made during the moves");
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed (%d listed)", rgroup_list(NULL, 0));
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed (%d listed)", rgroup_list(NULL, 0));
 	int na = rgroup_dirs_in(sga), nb = rgroup_dirs_in(sgb);
 	/* What a failure leaves the harness removes with the system groups. */
 	CHECK(na == 0 && nb == 0, "nothing left anywhere (A %d, B %d)", na, nb);

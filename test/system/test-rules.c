@@ -55,8 +55,8 @@ static void check_kernel_place(pid_t tid, rgroup_id_t id)
 
 static void *plain_main(void *p)
 {
-	*(pid_t *)p = rgt_gettid();
-	rgt_sleep(0.3);
+	*(pid_t *)p = scn_gettid();
+	scn_sleep(0.3);
 	return NULL;
 }
 
@@ -89,13 +89,13 @@ static void rule1_creation(void)
 	check_kernel_place(kids[1].tid, g1);
 	check_kernel_place(kids[2].tid, g4);
 	char sgpath[PATH_MAX];
-	CHECK(!rgt_kernel() || (rgt_thread_cgroup(0, sgpath, sizeof(sgpath)) == 0 && strcmp(sgpath, sg) == 0),
+	CHECK(!rgt_kernel() || (scn_thread_cgroup(0, sgpath, sizeof(sgpath)) == 0 && strcmp(sgpath, sg) == 0),
 	      "the main thread stays in the sgroup (%s)", sgpath);
 	struct rgroup__kgroup mk = { .id = 1 };
-	CHECK(!rgt_sg.native || (rgt_kgroup(0, &mk) == 0 && mk.id == 0),
+	CHECK(!scn_sg.native || (rgt_kgroup(0, &mk) == 0 && mk.id == 0),
 	      "the main thread is in no kernel rgroup (%llu)", (unsigned long long)mk.id);
 	rgt_worker_stop(&t1);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed after the threads exit");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed after the threads exit");
 }
 
 /* A thread made with plain pthread_create(): where it finds itself. */
@@ -106,8 +106,8 @@ static void *plain_kid_main(void *p)
 	struct plain_kid *k = p;
 
 	k->r = rgroup_of(0, &k->self);
-	__atomic_store_n(&k->tid, rgt_gettid(), __ATOMIC_RELEASE);
-	rgt_sleep(0.3);
+	__atomic_store_n(&k->tid, scn_gettid(), __ATOMIC_RELEASE);
+	scn_sleep(0.3);
 	return NULL;
 }
 
@@ -117,7 +117,7 @@ static void *plain_creator(void *p)
 	pthread_t t;
 	int err;
 
-	k[0].tid = rgt_gettid();
+	k[0].tid = scn_gettid();
 	k[0].r = rgroup_of(0, &k[0].self);
 	/* k[1] is the new thread's to write, once it runs. */
 	err = pthread_create(&t, NULL, plain_kid_main, &k[1]);
@@ -141,7 +141,7 @@ static void rule1_plain_thread_joins(void)
 
 	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_creator, k) == 0, "create");
 	while (!__atomic_load_n(&k[1].tid, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	CHECK(k[1].tid > 0, "pthread_create inside the rgroup: %d", k[1].r);
 	if (k[1].tid > 0) {
 		rgroup_id_t a = group_of(k[0].tid), b = group_of(k[1].tid);
@@ -155,7 +155,7 @@ static void rule1_plain_thread_joins(void)
 		check_kernel_place(k[1].tid, a);
 	}
 	pthread_join(t, NULL);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* pthread_create()'s contract, inside an rgroup and out: attr honoured,
@@ -219,7 +219,7 @@ static void ck_run(struct ck_result *res)
 	res->rc[0] = pthread_create(&t, &det, ck_main, &res->det);
 	pthread_attr_destroy(&det);
 	while (res->rc[0] == 0 && !__atomic_load_n(&res->det.done, __ATOMIC_ACQUIRE))
-		rgt_sleep(0.001);
+		scn_sleep(0.001);
 	/* pthread_exit() */
 	res->ex.mode = CK_EXIT;
 	res->rc[1] = pthread_create(&t, NULL, ck_main, &res->ex);
@@ -230,7 +230,7 @@ static void ck_run(struct ck_result *res)
 	res->rc[2] = pthread_create(&t, NULL, ck_main, &res->can);
 	if (res->rc[2] == 0) {
 		while (!__atomic_load_n(&res->can.done, __ATOMIC_ACQUIRE))
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		pthread_cancel(t);
 		pthread_join(t, &res->ret_can);
 	}
@@ -279,7 +279,7 @@ static void rule1_plain_thread_contract(void)
 	pthread_join(t, NULL);
 	CHECK(in.creator != 0, "the creator is in an rgroup");
 	ck_check("inside an rgroup", &in, out.rc[3]);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed after the threads ended");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed after the threads ended");
 }
 
 /* Rule 2: membership is forever — creating children and changing
@@ -292,31 +292,31 @@ static void rule2_membership_forever(void)
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0, "create");
 	rgroup_id_t g = group_of(t.tid);
 	CHECK(rgroup_setpriority(PRIO_RGRP, kid.tid, 3) == 0, "set nested nice");
-	rgt_sleep(0.3); /* several keeper ticks */
+	scn_sleep(0.3); /* several keeper ticks */
 	CHECK(group_of(t.tid) == g, "t stays in its rgroup");
 	check_kernel_place(t.tid, g);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 static int dir_of(rgroup_id_t id, char *out, size_t len)
 {
 	char path[PATH_MAX];
 	rgt_group_path(sg, id, path, sizeof(path));
-	rgt_cg_dir(path, out, len);
+	scn_cg_dir(path, out, len);
 	return 0;
 }
 
 /* Seconds until dir is gone, or -1 after timeout. */
 static double time_until_gone(const char *dir, double timeout)
 {
-	double t0 = rgt_now();
+	double t0 = scn_now();
 	while (rgt_exists(dir)) {
-		if (rgt_now() - t0 > timeout)
+		if (scn_now() - t0 > timeout)
 			return -1;
-		rgt_sleep(0.002);
+		scn_sleep(0.002);
 	}
-	return rgt_now() - t0;
+	return scn_now() - t0;
 }
 
 /* Rule 3: an rgroup disappears when its last thread exits and it has no
@@ -333,11 +333,11 @@ static void rule3_auto_destroy(void)
 		 * groups are gone from the list. */
 		__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(t.thread, NULL);
-		rgt_sleep(0.3);
+		scn_sleep(0.3);
 		CHECK(rgroup_list(NULL, 0) == 2, "a group with a child stays (%d)", rgroup_list(NULL, 0));
 		__atomic_store_n(&kid.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(kid.thread, NULL);
-		CHECK(rgt_wait_no_groups(0.5) == 0, "both gone within 0.5 s");
+		CHECK(scn_wait_no_groups(0.5) == 0, "both gone within 0.5 s");
 		return;
 	}
 	dir_of(group_of(t.tid), pdir, sizeof(pdir));
@@ -346,7 +346,7 @@ static void rule3_auto_destroy(void)
 	/* The parent's own thread leaves first: it has a child, so it stays. */
 	__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t.thread, NULL);
-	rgt_sleep(0.6);
+	scn_sleep(0.6);
 	CHECK(rgt_exists(pdir), "a group with a child rgroup stays after its last thread");
 	CHECK(rgroup_list(NULL, 0) == 2, "two groups still listed (%d)", rgroup_list(NULL, 0));
 	__atomic_store_n(&kid.stop, 1, __ATOMIC_RELAXED);
@@ -365,8 +365,8 @@ static int dirs_of_pid(pid_t pid)
 
 	if (!rgt_dirs())
 		return 0;
-	rgt_cg_dir(sg, dir, sizeof(dir));
-	return rgt_count_groups(dir, pid);
+	scn_cg_dir(sg, dir, sizeof(dir));
+	return scn_count_groups(dir, pid);
 }
 
 static void exit_in_handler(int sig)
@@ -391,16 +391,16 @@ static pid_t child_with_groups(int how, int *ready_fd)
 			_exit(3);
 		(void)!write(p[1], "x", 1);
 		if (how == 0) {
-			rgt_sleep(0.05);
+			scn_sleep(0.05);
 			exit(0); /* threads still running: the library must clean */
 		}
 		if (how == 2) {
-			rgt_sleep(0.05);
+			scn_sleep(0.05);
 			_exit(0); /* no destructor runs */
 		}
 		if (how == 3) {
 			signal(SIGUSR1, exit_in_handler);
-			rgt_sleep(0.05);
+			scn_sleep(0.05);
 			raise(SIGUSR1);
 		}
 		pause();
@@ -500,7 +500,7 @@ static void rule5_prio_rgrp(void)
 	      getpriority(PRIO_PROCESS, kid.tid) == 2, "PRIO_PROCESS passes through");
 	CHECK(rgroup_getpriority(PRIO_PROCESS, kid.tid) == 2, "getpriority passes through");
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* The lowest nice RLIMIT_NICE allows in the rule 6 child (its caller's
@@ -575,7 +575,7 @@ static void rule6_permission(void)
 			_exit(10);
 		/* Nice 4 while it may still lower it: the test may run at a
 		 * higher nice (nice -n 10) than RLIMIT_NICE lets it lower. */
-		if (setpriority(PRIO_PROCESS, rgt_gettid(), 4) < 0)
+		if (setpriority(PRIO_PROCESS, scn_gettid(), 4) < 0)
 			_exit(12);
 		if (rgt_drop_cap_sys_nice() < 0)
 			_exit(11);
@@ -605,7 +605,7 @@ static void rule6_permission(void)
 	struct rgt_worker t = { .set_nice = 1, .nice = -20 };
 	CHECK(rgt_worker_start(&t, RGROUP_NEW) == 0 && t.err == 0, "CAP_SYS_NICE: -20 (%s)", strerror(t.err));
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 struct fork_res { char cg[PATH_MAX]; int ok_none, ok_new; uint64_t kid; };
@@ -621,9 +621,9 @@ static void *forker(void *p)
 		pthread_t t;
 		int fd = open("/proc/thread-self/cgroup", O_RDONLY);
 		(void)fd;
-		rgt_thread_cgroup(0, res->cg, sizeof(res->cg));
+		scn_thread_cgroup(0, res->cg, sizeof(res->cg));
 		struct rgroup__kgroup kg = { 0 };
-		res->kid = rgt_sg.native && rgt_kgroup(0, &kg) < 0 ? ~0ull : kg.id;
+		res->kid = scn_sg.native && rgt_kgroup(0, &kg) < 0 ? ~0ull : kg.id;
 		res->ok_none = rgroup_of(0, &id) == 0 && id == 0;
 		res->ok_new = rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &(pid_t){0}) == 0;
 		if (res->ok_new)
@@ -653,7 +653,7 @@ static void rule7_fork(void)
 	CHECK(res->ok_new, "the child can make rgroups of its own");
 	CHECK(dirs_of_pid((pid_t)(intptr_t)child) == 0, "the child's groups are gone");
 	munmap(res, sizeof(*res));
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* The process's threads now, -1 if they cannot be read. */
@@ -685,9 +685,9 @@ static int helpers_child(void)
 			return 11 + round;
 		rgt_worker_stop(&w);
 		/* The keeper (and the governor) end once the groups are gone */
-		double until = rgt_now() + 20;
-		while (threads_now() != alone && rgt_now() < until)
-			rgt_sleep(0.01);
+		double until = scn_now() + 20;
+		while (threads_now() != alone && scn_now() < until)
+			scn_sleep(0.01);
 		if (threads_now() != alone)
 			return 13 + round;
 	}
@@ -719,7 +719,7 @@ static void helpers_without_robust_futexes(void)
 	CHECK(w != -ETIMEDOUT, "the child ended within 60 s (it hung)");
 	CHECK(w < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
 	      "child status %#x (10 seccomp, 11/12 a group, 13/14 helpers did not end, 15 fork)", st);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 static const char *self_exe;
@@ -809,7 +809,7 @@ static void *spawner(void *p)
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-	setpriority(PRIO_PROCESS, (id_t)rgt_gettid(), 3);
+	setpriority(PRIO_PROCESS, (id_t)scn_gettid(), 3);
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return NULL;
@@ -875,7 +875,7 @@ static void rule7_spawn(void)
 		      "%s: the child has the spawner's signal mask: '%s'", what[i], res->out[i]);
 	}
 	munmap(res, sizeof(*res));
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 static int count_dirs(void)
@@ -885,7 +885,7 @@ static int count_dirs(void)
 
 	if (!rgt_kernel())
 		return 0;
-	rgt_cg_dir(sg, dir, sizeof(dir));
+	scn_cg_dir(sg, dir, sizeof(dir));
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d)))
@@ -903,8 +903,8 @@ static void rule9_sgroup_untouched(void)
 		return;
 	}
 	char dir[PATH_MAX + 32], before[256] = "", after[256] = "";
-	const char *file = rgt_sg.v2 ? "cgroup.subtree_control" : "cpu.shares";
-	rgt_cg_dir(sg, dir, sizeof(dir));
+	const char *file = scn_sg.v2 ? "cgroup.subtree_control" : "cpu.shares";
+	scn_cg_dir(sg, dir, sizeof(dir));
 	strcat(dir, "/");
 	strcat(dir, file);
 	rgt_read(dir, before, sizeof(before));
@@ -921,12 +921,12 @@ static void rule9_sgroup_untouched(void)
 	      "the native kernel's rgroup is not in cgroupfs (%d directories, %d before)",
 	      count_dirs(), dirs_before);
 	rgt_worker_stop(&t);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	rgt_read(dir, after, sizeof(after));
 	CHECK(strcmp(before, after) == 0, "%s before '%s' after '%s'", file, before, after);
-	if (rgt_sg.v2) {
+	if (scn_sg.v2) {
 		char type[64] = "";
-		rgt_cg_dir(sg, dir, sizeof(dir));
+		scn_cg_dir(sg, dir, sizeof(dir));
 		strcat(dir, "/cgroup.type");
 		rgt_read(dir, type, sizeof(type));
 		CHECK(strcmp(type, "domain\n") == 0, "the sgroup is a plain domain again: %s", type);
@@ -940,7 +940,7 @@ static void bad_input(void)
 	pthread_attr_t attr;
 
 	/* Spares of earlier cases expire first: count from a clean state. */
-	CHECK(rgt_wait_no_groups(2.0) == 0, "clean start");
+	CHECK(scn_wait_no_groups(2.0) == 0, "clean start");
 	int before = count_dirs();
 
 	CHECK(rgroup_thread_create(&t, NULL, 0x2, plain_main, &(pid_t){0}) == EINVAL, "unknown flag: EINVAL");
@@ -959,22 +959,22 @@ static void bad_input(void)
 	CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "no group left (%d dirs, %d listed)",
 	      count_dirs() - before, rgroup_list(NULL, 0));
 
-	if (rgt_sg.v2 && !rgt_sg.native && !rgt_sg.delegated) {
+	if (scn_sg.v2 && !scn_sg.native && !scn_sg.delegated) {
 		/* cgroup.max.descendants: the kernel refuses the directory (a
 		 * delegated user cannot write it: the root runs cover this). */
 		char file[PATH_MAX + 32];
-		rgt_cg_dir(sg, file, sizeof(file));
+		scn_cg_dir(sg, file, sizeof(file));
 		strcat(file, "/cgroup.max.descendants");
-		CHECK(rgt_write(file, "0") == 0, "limit descendants");
+		CHECK(scn_write(file, "0") == 0, "limit descendants");
 		r = rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &(pid_t){0});
 		CHECK(r == EAGAIN || r == ENOSPC, "max.descendants: error %d (%s)", r, strerror(r));
 		CHECK(count_dirs() == before && rgroup_list(NULL, 0) == 0, "nothing left");
-		rgt_write(file, "max");
+		scn_write(file, "max");
 	}
 	struct { pid_t tid; } dummy;
 	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, plain_main, &dummy.tid) == 0, "the next call works");
 	pthread_join(t, NULL);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 	rgroup_id_t id;
 	CHECK(rgroup_of(-1, &id) == -EINVAL, "rgroup_of(-1): -EINVAL");
 	CHECK(rgroup_info(12345678, &(struct rgroup_info){ .sz = sizeof(struct rgroup_info) }) == -ENOENT,
@@ -1062,7 +1062,7 @@ static void depth_limit(void)
 	fprintf(stderr, "  deepest rgroup %d, then: %s\n", deepest, strerror(last_err));
 	CHECK(deepest == 32 && last_err == ENOSPC, "depth %d then error %d, expected 32 then ENOSPC",
 	      deepest, last_err);
-	CHECK(rgt_wait_no_groups(3.0) == 0, "groups removed");
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
 }
 
 /*
@@ -1076,7 +1076,7 @@ static void depth_limit(void)
 static void *raw_prio_thread(void *p)
 {
 	int *res = p;
-	id_t me = (id_t)rgt_gettid();
+	id_t me = (id_t)scn_gettid();
 
 	errno = 0;
 	res[0] = setpriority(3 /* PRIO_RGRP */, me, 7);

@@ -3,7 +3,7 @@
  * test-share.c - CPU distribution on the real kernel against the reference
  * model (src/model/model.c): rule 4 (an rgroup competes like one sibling thread)
  * and rule 5 (PRIO_RGRP weights), flat and nested. The scenarios are the
- * ones `rgroup demo` shows (test/lib/scenario.h).
+ * ones `rgroup demo` shows (src/scenario/scenario.h).
  *
  * Method (as the kernel's own cgroup selftests do): busy threads and
  * processes, 0.5 s warm-up, then per-thread CPU clocks over MEASURE_S
@@ -26,7 +26,9 @@
  * windows, 2 points + 5%); a window counts when the system group got
  * MIN_CPUS of its CPU, and one that cannot get that says so.
  */
+#include "judge.h"
 #include "scenario.h"
+#include "sgroup.h"
 
 #define WARMUP_S   0.5
 #define MIN_CPUS   0.2     /* of the one CPU, per window */
@@ -40,7 +42,7 @@ static double lib_usage(int i)
 	struct rgroup_info in = { .sz = sizeof(in) };
 	rgroup_id_t id;
 
-	if (rgroup_of(rgt_scn.n[i].tid, &id) < 0 || rgroup_info(id, &in) < 0)
+	if (rgroup_of(scn_cur.n[i].tid, &id) < 0 || rgroup_info(id, &in) < 0)
 		return -1;
 	return in.usage_ns / 1e9;
 }
@@ -48,30 +50,30 @@ static double lib_usage(int i)
 /* Run sc on the one CPU and judge every entity against the model; with
  * `usage` (a group's node), also compare the library's usage of that group
  * with the threads' clocks over the same time. */
-static void check_split(const struct rgt_scenario *sc, int usage)
+static void check_split(const struct scn_table *sc, int usage)
 {
-	double u0 = 0, u1 = 0, v0[RGT_SCN_MAX], v1[RGT_SCN_MAX];
-	int err = rgt_scn_start(sc);
+	double u0 = 0, u1 = 0, v0[SCN_MAX], v1[SCN_MAX];
+	int err = scn_start(sc);
 
-	CHECK(err == 0, "set up %s: %s failed: %s", sc->name, rgt_scn.what, strerror(err));
+	CHECK(err == 0, "set up %s: %s failed: %s", sc->name, scn_cur.what, strerror(err));
 	if (err)
 		return;
-	rgt_sleep(WARMUP_S);
+	scn_sleep(WARMUP_S);
 	if (usage) {
 		u0 = lib_usage(usage);
-		rgt_scn_read(v0);
+		scn_read(v0);
 	}
 	rgt_scn_judge(sc->name, 1, MIN_CPUS, 0, NULL);
 	if (usage) {
 		u1 = lib_usage(usage);
-		rgt_scn_read(v1);
+		scn_read(v1);
 	}
-	rgt_scn_stop();
+	scn_stop();
 	/* The library's own usage figure agrees with the thread clocks. */
 	if (usage)
 		CHECK_NEAR("rgroup_info usage vs clocks", u1 - u0,
-			   rgt_scn_subtree(v1, usage) - rgt_scn_subtree(v0, usage), USAGE_TOL);
-	CHECK(rgt_wait_no_groups(2.0) == 0, "groups removed");
+			   scn_subtree(v1, usage) - scn_subtree(v0, usage), USAGE_TOL);
+	CHECK(scn_wait_no_groups(2.0) == 0, "groups removed");
 }
 
 /* Rule 4, the article's scenario: one system group with two
@@ -79,9 +81,9 @@ static void check_split(const struct rgt_scenario *sc, int usage)
  * CPU time in three equal parts. */
 static void rule4_article_split(void)
 {
-	struct rgt_scenario s;
+	struct scn_table s;
 
-	rgt_scn_article(&s, 'P', getpriority(PRIO_PROCESS, 0));
+	scn_article(&s, 'P', getpriority(PRIO_PROCESS, 0));
 	check_split(&s, 3);
 }
 
@@ -89,9 +91,9 @@ static void rule4_article_split(void)
  * two busy threads each; top-level B, three nice steps lower, has two. */
 static void rule5_nested_weights(void)
 {
-	struct rgt_scenario s;
+	struct scn_table s;
 
-	rgt_scn_nested_weights(&s, getpriority(PRIO_PROCESS, 0));
+	scn_nested_weights(&s, getpriority(PRIO_PROCESS, 0));
 	check_split(&s, 0);
 }
 
@@ -103,7 +105,7 @@ static const struct rgt_case cases[] = {
 int main(int argc, char **argv)
 {
 	rgt_sg_init();
-	if (rgt_pin_one_cpu(NULL) < 0)
+	if (scn_pin_one_cpu(NULL) < 0)
 		rgt_skip_all("cannot pin to one CPU: %s", strerror(errno));
 	rgt_sg_enter(sg, sizeof(sg));
 	fprintf(stderr, "backend %s, system group %s, pinned to one CPU\n", rgroup_backend(), sg);

@@ -51,7 +51,7 @@ static unsigned int describe(FILE *f, pid_t tid)
 	 * tool shows the name such a directory would have. The native
 	 * kernel's groups are shown by the kernel's ids (the library's
 	 * rgroup_info names them "kernel rgroup ID"). */
-	if (rgt_sg.native) {
+	if (scn_sg.native) {
 		unsigned long long kid = 0, pkid = 0;
 
 		if (sscanf(info.name, "kernel rgroup %llu", &kid) != 1 ||
@@ -80,8 +80,8 @@ static int sgroup_threads(const char *sg)
 	char dir[PATH_MAX + 16], tids[4096];
 	int n = 0;
 
-	rgt_cg_dir(sg, dir, sizeof(dir));
-	strcat(dir, rgt_sg.v2 ? "/cgroup.threads" : "/tasks");
+	scn_cg_dir(sg, dir, sizeof(dir));
+	strcat(dir, scn_sg.v2 ? "/cgroup.threads" : "/tasks");
 	if (rgt_read(dir, tids, sizeof(tids)) < 0) {
 		perror(dir);
 		exit(1);
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 
 		fprintf(f, "pid %d\nplain %d\n", (int)getpid(),
 			rgt_dirs() ? sgroup_threads(sg) : all_threads() - grouped);
-		if (rgt_sg.gov)
+		if (scn_sg.gov)
 			state_fact(f);
 	}
 	fclose(f);
@@ -172,5 +172,5 @@ int main(int argc, char **argv)
 	rgt_worker_stop(&b);
 	rgt_worker_stop(&a);
 	rgt_worker_stop(&plain);
-	return 0;   /* atexit: rgt_sg_cleanup() */
+	return 0;   /* atexit: scn_sg_cleanup() */
 }

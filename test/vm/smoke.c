@@ -77,10 +77,10 @@ static void *spin(void *arg)
 	char path[4500], tid[32];
 	double t0;
 
-	s->tid = rgt_gettid();
+	s->tid = scn_gettid();
 	snprintf(path, sizeof(path), "%s/cgroup.threads", s->child);
 	snprintf(tid, sizeof(tid), "%d", (int)s->tid);
-	s->move_err = rgt_write(path, tid);
+	s->move_err = scn_write(path, tid);
 	t0 = thread_cpu_seconds();
 	while (!s->move_err && thread_cpu_seconds() - t0 < 0.2)
 		;
@@ -102,16 +102,16 @@ static void test_threaded_child(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.type", child);
-	r = rgt_write(path, "threaded");
+	r = scn_write(path, "threaded");
 	CHECK(r == 0, "write threaded to %s: %s", path, strerror(-r));
 	CHECK(rgt_read(path, buf, sizeof(buf)) >= 0 && !strcmp(buf, "threaded\n"),
 	      "%s reads %s", path, buf);
 
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own);
-	r = rgt_write(path, "+cpu");
+	r = scn_write(path, "+cpu");
 	CHECK(r == 0, "write +cpu to %s: %s", path, strerror(-r));
 	snprintf(path, sizeof(path), "%s/cpu.weight", child);
-	r = rgt_write(path, "50");
+	r = scn_write(path, "50");
 	CHECK(r == 0, "write 50 to %s: %s", path, strerror(-r));
 
 	pthread_barrier_init(&s.moved, NULL, 2);
@@ -143,7 +143,7 @@ static void test_threaded_child(void)
 		/* Back home so that the child is empty and can go. */
 		snprintf(path, sizeof(path), "%s/cgroup.threads", own);
 		snprintf(buf, sizeof(buf), "%d", (int)s.tid);
-		r = rgt_write(path, buf);
+		r = scn_write(path, buf);
 		CHECK(r == 0, "move thread back: %s", strerror(-r));
 	}
 	pthread_barrier_wait(&s.moved);
@@ -152,7 +152,7 @@ out:
 	pthread_barrier_destroy(&s.moved);
 	CHECK(rmdir(child) == 0, "rmdir %s: %s", child, strerror(errno));
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own);
-	r = rgt_write(path, "-cpu");
+	r = scn_write(path, "-cpu");
 	CHECK(r == 0, "write -cpu to %s: %s", path, strerror(-r));
 }
 

@@ -77,7 +77,7 @@ static void stop_helper(void)
 		return;
 	kill(hpid, SIGTERM);
 	for (int i = 0; i < 100 && waitpid(hpid, &st, WNOHANG) == 0; i++)
-		rgt_sleep(0.1);
+		scn_sleep(0.1);
 	if (kill(hpid, 0) == 0) {
 		kill(hpid, SIGKILL);
 		waitpid(hpid, &st, 0);
@@ -111,7 +111,7 @@ static void start_helper(void)
 			fprintf(stderr, "FAIL: the helper exited (status %#x) before describing its tree\n", st);
 			exit(1);
 		}
-		rgt_sleep(0.1);
+		scn_sleep(0.1);
 	}
 	if (rgt_read(facts, text, sizeof(text)) < 0) {
 		stop_helper();
@@ -160,7 +160,7 @@ static void tree_json(void)
 	int rc, lines = 0;
 
 	/* The spinning groups (see the helper) get some CPU time first. */
-	rgt_sleep(0.3);
+	scn_sleep(0.3);
 	rc = run_tool(out, sizeof(out), "tree", pidstr, "--json");
 	CHECK(rc == 0, "rgroup tree --json exited %d", rc);
 	CHECK(strstr(out, cg) != NULL, "no %s", cg);

@@ -1,108 +1,116 @@
 /* SPDX-License-Identifier: MIT */
 /* scenario.c - the scenario engine: tables, threads, readings, the model.
  * See scenario.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include "rgroup.h"
+#include "locate.h"
 
 #include "scenario.h"
-#include "judge.h"
 
-struct rgt_scn_state rgt_scn;
+struct scn_state scn_cur;
 static pthread_mutex_t what_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- Building the table ------------------------------------------------ */
 
-int rgt_scn_add(struct rgt_scenario *s, int parent, char kind, int nice,
+int scn_add(struct scn_table *s, int parent, char kind, int nice,
 		double demand, const char *label)
 {
 	if (s->count == 0)
 		s->count = 1;
-	if (s->count == RGT_SCN_MAX) {
-		fprintf(stderr, "scenario %s: more than %d nodes\n", s->name, RGT_SCN_MAX - 1);
+	if (s->count == SCN_MAX) {
+		fprintf(stderr, "scenario %s: more than %d nodes\n", s->name, SCN_MAX - 1);
 		exit(1);
 	}
-	s->n[s->count] = (struct rgt_snode){ parent, kind, nice, demand, label };
+	s->n[s->count] = (struct scn_spec){ parent, kind, nice, demand, label };
 	return s->count++;
 }
 
-int rgt_scn_busy_group(struct rgt_scenario *s, int parent, int nice, int b,
+int scn_busy_group(struct scn_table *s, int parent, int nice, int b,
 		       const char *label)
 {
-	int g = rgt_scn_add(s, parent, 'G', nice, 1, label);
+	int g = scn_add(s, parent, 'G', nice, 1, label);
 
 	for (int t = 1; t < b; t++)
-		rgt_scn_add(s, g, 'T', 0, 1, "");
+		scn_add(s, g, 'T', 0, 1, "");
 	return g;
 }
 
 /* Nice 6, 3, 0 are 272 : 526 : 1024 in the kernel's table (1 : 1.93 :
  * 3.76); the ideal comes from that table through the model, not from
  * 1:2:4. */
-void rgt_scn_flat124(struct rgt_scenario *s, int b)
+void scn_flat124(struct scn_table *s, int b)
 {
-	*s = (struct rgt_scenario){ .name = "flat-1:2:4" };
-	rgt_scn_busy_group(s, 0, 6, b, "w1");
-	rgt_scn_busy_group(s, 0, 3, b, "w2");
-	rgt_scn_busy_group(s, 0, 0, b, "w4");
+	*s = (struct scn_table){ .name = "flat-1:2:4" };
+	scn_busy_group(s, 0, 6, b, "w1");
+	scn_busy_group(s, 0, 3, b, "w2");
+	scn_busy_group(s, 0, 0, b, "w4");
 }
 
-void rgt_scn_nested_tree(struct rgt_scenario *s, int b)
+void scn_nested_tree(struct scn_table *s, int b)
 {
 	int a, a1;
 
-	*s = (struct rgt_scenario){ .name = "nested-tree" };
-	a = rgt_scn_add(s, 0, 'G', 0, 0, "A");
-	a1 = rgt_scn_add(s, a, 'G', 2, 0, "A1(n2)");
-	rgt_scn_busy_group(s, a1, 0, b, "A1a");
-	rgt_scn_busy_group(s, a1, 4, b, "A1b(n4)");
-	rgt_scn_busy_group(s, a, 5, b, "A2(n5)");
-	rgt_scn_busy_group(s, 0, 3, b, "B(n3)");
+	*s = (struct scn_table){ .name = "nested-tree" };
+	a = scn_add(s, 0, 'G', 0, 0, "A");
+	a1 = scn_add(s, a, 'G', 2, 0, "A1(n2)");
+	scn_busy_group(s, a1, 0, b, "A1a");
+	scn_busy_group(s, a1, 4, b, "A1b(n4)");
+	scn_busy_group(s, a, 5, b, "A2(n5)");
+	scn_busy_group(s, 0, 3, b, "B(n3)");
 }
 
-void rgt_scn_vs_plain(struct rgt_scenario *s)
+void scn_vs_plain(struct scn_table *s)
 {
-	*s = (struct rgt_scenario){ .name = "vs-plain-threads" };
-	rgt_scn_add(s, 0, 'T', 0, 1, "plain1");
-	rgt_scn_add(s, 0, 'T', 0, 1, "plain2");
-	rgt_scn_busy_group(s, 0, 0, 4, "rgA");
-	rgt_scn_busy_group(s, 0, 5, 2, "rgB(n5)");
+	*s = (struct scn_table){ .name = "vs-plain-threads" };
+	scn_add(s, 0, 'T', 0, 1, "plain1");
+	scn_add(s, 0, 'T', 0, 1, "plain2");
+	scn_busy_group(s, 0, 0, 4, "rgA");
+	scn_busy_group(s, 0, 5, 2, "rgB(n5)");
 }
 
-void rgt_scn_article(struct rgt_scenario *s, char kind, int base)
+void scn_article(struct scn_table *s, char kind, int base)
 {
 	int procs = kind == 'P';
 
-	*s = (struct rgt_scenario){ .name = "article-split" };
-	rgt_scn_add(s, 0, kind, 0, 1, procs ? "process 1" : "thread 1");
-	rgt_scn_add(s, 0, kind, 0, 1, procs ? "process 2" : "thread 2");
-	rgt_scn_busy_group(s, 0, base, 4, "rgroup R");
+	*s = (struct scn_table){ .name = "article-split" };
+	scn_add(s, 0, kind, 0, 1, procs ? "process 1" : "thread 1");
+	scn_add(s, 0, kind, 0, 1, procs ? "process 2" : "thread 2");
+	scn_busy_group(s, 0, base, 4, "rgroup R");
 }
 
-void rgt_scn_nested_weights(struct rgt_scenario *s, int base)
+void scn_nested_weights(struct scn_table *s, int base)
 {
 	int a;
 
-	*s = (struct rgt_scenario){ .name = "nested-weights" };
-	a = rgt_scn_add(s, 0, 'G', base, 0, "rgroup A");
-	rgt_scn_busy_group(s, a, 0, 2, "rgroup A1");
-	rgt_scn_busy_group(s, a, 5, 2, "rgroup A2");
-	rgt_scn_busy_group(s, 0, base + 3 > 19 ? 19 : base + 3, 2, "rgroup B");
+	*s = (struct scn_table){ .name = "nested-weights" };
+	a = scn_add(s, 0, 'G', base, 0, "rgroup A");
+	scn_busy_group(s, a, 0, 2, "rgroup A1");
+	scn_busy_group(s, a, 5, 2, "rgroup A2");
+	scn_busy_group(s, 0, base + 3 > 19 ? 19 : base + 3, 2, "rgroup B");
 }
 
 /* ---- Running it ---------------------------------------------------------- */
 
 /* Keep the first failure's description. */
-static int failed(int err, const char *call, const struct rgt_snode *s)
+static int failed(int err, const char *call, const struct scn_spec *s)
 {
 	pthread_mutex_lock(&what_lock);
-	if (!rgt_scn.what[0])
-		snprintf(rgt_scn.what, sizeof(rgt_scn.what), "%s for %s", call,
+	if (!scn_cur.what[0])
+		snprintf(scn_cur.what, sizeof(scn_cur.what), "%s for %s", call,
 			 s->label && *s->label ? s->label : "a thread");
 	pthread_mutex_unlock(&what_lock);
 	return err;
 }
 
-pid_t rgt_spinner(void)
+pid_t scn_spinner(void)
 {
 	pid_t parent = getpid(), pid;
 
@@ -122,11 +130,11 @@ pid_t rgt_spinner(void)
 	return pid;
 }
 
-/* Tell node r's thread that its demand, or rgt_scn.stop, has changed. */
-static void changed(struct rgt_scn_node *r)
+/* Tell node r's thread that its demand, or scn_cur.stop, has changed. */
+static void changed(struct scn_node *r)
 {
 	__atomic_add_fetch(&r->changed, 1, __ATOMIC_RELEASE);
-	rgt_word_wake(&r->changed);
+	scn_word_wake(&r->changed);
 }
 
 /* Busy, asleep, or busy `demand` of each 10 ms (in CPU time, so that it
@@ -136,11 +144,11 @@ static void changed(struct rgt_scn_node *r)
  * and a poll's CPU, small on a fast machine, is a share of its own on a
  * slow one (a debug kernel under emulation), taken from the busy threads
  * whose split is measured. */
-static void work(struct rgt_scn_node *r)
+static void work(struct scn_node *r)
 {
 	const double period = 0.010;
 
-	while (!rgt_scn.stop) {
+	while (!scn_cur.stop) {
 		/* Read before the demand and stop: a change made after this
 		 * reading bumps it, and the wait below returns at once. */
 		int seen = __atomic_load_n(&r->changed, __ATOMIC_ACQUIRE);
@@ -150,14 +158,14 @@ static void work(struct rgt_scn_node *r)
 			for (volatile int i = 0; i < 100000; i++)
 				;
 		} else if (d <= 0) {
-			if (!rgt_scn.stop)
-				rgt_word_wait(&r->changed, seen, 0);
+			if (!scn_cur.stop)
+				scn_word_wait(&r->changed, seen, 0);
 		} else {
-			double c0 = rgt_thread_cpu(r->tid);
+			double c0 = scn_thread_cpu(r->tid);
 
-			while (rgt_thread_cpu(r->tid) - c0 < d * period)
+			while (scn_thread_cpu(r->tid) - c0 < d * period)
 				;
-			rgt_sleep((1 - d) * period);
+			scn_sleep((1 - d) * period);
 		}
 	}
 }
@@ -169,18 +177,18 @@ static void *node_thread(void *p);
  * next. 0 or an error number. */
 static int start_children(int g)
 {
-	for (int i = 1; i < rgt_scn.sc->count; i++) {
-		struct rgt_scn_node *r = &rgt_scn.n[i];
+	for (int i = 1; i < scn_cur.sc->count; i++) {
+		struct scn_node *r = &scn_cur.n[i];
 		int e;
 
 		if (r->s->parent != g)
 			continue;
 		if (r->s->kind == 'P') {
-			if ((r->pid = rgt_spinner()) < 0)
+			if ((r->pid = scn_spinner()) < 0)
 				return failed(errno, "fork", r->s);
 			continue;
 		}
-		int plain = r->s->kind == 'T' && (g == 0 || rgt_scn.sc->plain_create);
+		int plain = r->s->kind == 'T' && (g == 0 || scn_cur.sc->plain_create);
 
 		if (plain)
 			e = pthread_create(&r->thread, NULL, node_thread, r);
@@ -192,7 +200,7 @@ static int start_children(int g)
 				      r->s->kind == 'G' ? "rgroup_thread_create(RGROUP_NEW)" :
 				      "rgroup_thread_create", r->s);
 		while (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
-			rgt_sleep(0.001);
+			scn_sleep(0.001);
 		if (r->err)
 			return r->err;
 	}
@@ -203,9 +211,9 @@ static int start_children(int g)
  * who = 0), reads it back and starts the group's members and subgroups. */
 static void *node_thread(void *p)
 {
-	struct rgt_scn_node *r = p;
+	struct scn_node *r = p;
 
-	r->tid = rgt_gettid();
+	r->tid = scn_gettid();
 	if (r->s->kind == 'G') {
 		if (rgroup_setpriority(PRIO_RGRP, 0, r->s->nice) < 0) {
 			r->err = failed(errno, "rgroup_setpriority(PRIO_RGRP)", r->s);
@@ -223,13 +231,13 @@ static void *node_thread(void *p)
 	return NULL;
 }
 
-void rgt_scn_stop(void)
+void scn_stop(void)
 {
-	rgt_scn.stop = 1;
-	for (int i = 1; i < rgt_scn.sc->count; i++)
-		changed(&rgt_scn.n[i]);
-	for (int i = rgt_scn.sc->count - 1; i >= 1; i--) {
-		struct rgt_scn_node *r = &rgt_scn.n[i];
+	scn_cur.stop = 1;
+	for (int i = 1; i < scn_cur.sc->count; i++)
+		changed(&scn_cur.n[i]);
+	for (int i = scn_cur.sc->count - 1; i >= 1; i--) {
+		struct scn_node *r = &scn_cur.n[i];
 
 		if (r->s->kind == 'P' && r->pid > 0) {
 			kill(r->pid, SIGKILL);
@@ -243,66 +251,66 @@ void rgt_scn_stop(void)
 	}
 }
 
-int rgt_scn_start(const struct rgt_scenario *sc)
+int scn_start(const struct scn_table *sc)
 {
 	int err;
 
-	memset(&rgt_scn, 0, sizeof(rgt_scn));
-	rgt_scn.sc = sc;
-	rgt_scn.base_nice = getpriority(PRIO_PROCESS, 0);
+	memset(&scn_cur, 0, sizeof(scn_cur));
+	scn_cur.sc = sc;
+	scn_cur.base_nice = getpriority(PRIO_PROCESS, 0);
 	for (int i = 1; i < sc->count; i++) {
-		rgt_scn.n[i].s = &sc->n[i];
-		rgt_scn.n[i].idx = i;
-		rgt_scn.n[i].demand = sc->n[i].demand;
-		rgt_scn.n[i].nice = sc->n[i].kind == 'G' ? sc->n[i].nice : rgt_scn.base_nice;
+		scn_cur.n[i].s = &sc->n[i];
+		scn_cur.n[i].idx = i;
+		scn_cur.n[i].demand = sc->n[i].demand;
+		scn_cur.n[i].nice = sc->n[i].kind == 'G' ? sc->n[i].nice : scn_cur.base_nice;
 	}
 	err = start_children(0);
 	if (err)
-		rgt_scn_stop();
+		scn_stop();
 	return err;
 }
 
-void rgt_scn_read(double *v)
+void scn_read(double *v)
 {
-	for (int i = 1; i < rgt_scn.sc->count; i++) {
-		struct rgt_scn_node *r = &rgt_scn.n[i];
+	for (int i = 1; i < scn_cur.sc->count; i++) {
+		struct scn_node *r = &scn_cur.n[i];
 
-		v[i] = r->s->kind == 'P' ? rgt_proc_cpu(r->pid) : rgt_thread_cpu(r->tid);
+		v[i] = r->s->kind == 'P' ? scn_proc_cpu(r->pid) : scn_thread_cpu(r->tid);
 	}
 }
 
-double rgt_scn_subtree(const double *v, int i)
+double scn_subtree(const double *v, int i)
 {
 	double s = v[i];
 
-	for (int j = i + 1; j < rgt_scn.sc->count; j++)
-		if (rgt_scn.sc->n[j].parent == i)
-			s += rgt_scn_subtree(v, j);
+	for (int j = i + 1; j < scn_cur.sc->count; j++)
+		if (scn_cur.sc->n[j].parent == i)
+			s += scn_subtree(v, j);
 	return s;
 }
 
-void rgt_scn_set_demand(int i, double d)
+void scn_set_demand(int i, double d)
 {
-	rgt_scn.n[i].demand = d;
-	changed(&rgt_scn.n[i]);
-	for (int j = i + 1; j < rgt_scn.sc->count; j++) {
-		if (rgt_scn.sc->n[j].parent == i && rgt_scn.sc->n[j].kind == 'T') {
-			rgt_scn.n[j].demand = d;
-			changed(&rgt_scn.n[j]);
+	scn_cur.n[i].demand = d;
+	changed(&scn_cur.n[i]);
+	for (int j = i + 1; j < scn_cur.sc->count; j++) {
+		if (scn_cur.sc->n[j].parent == i && scn_cur.sc->n[j].kind == 'T') {
+			scn_cur.n[j].demand = d;
+			changed(&scn_cur.n[j]);
 		}
 	}
 }
 
-void rgt_scn_model(struct model *m, int *mi)
+void scn_model(struct model *m, int *mi)
 {
-	const struct rgt_scenario *sc = rgt_scn.sc;
-	double thread = rgroup_nice_to_weight(rgt_scn.base_nice);
+	const struct scn_table *sc = scn_cur.sc;
+	double thread = rgroup_nice_to_weight(scn_cur.base_nice);
 
 	model_init(m);
 	mi[0] = model_add(m, -1, 1024, 0);
 	for (int i = 1; i < sc->count; i++) {
-		const struct rgt_snode *s = &sc->n[i];
-		double d = rgt_scn.n[i].demand;
+		const struct scn_spec *s = &sc->n[i];
+		double d = scn_cur.n[i].demand;
 
 		if (s->kind == 'G') {
 			mi[i] = model_add(m, mi[s->parent], rgroup_nice_to_weight(s->nice), 0);
@@ -314,32 +322,32 @@ void rgt_scn_model(struct model *m, int *mi)
 	}
 }
 
-int rgt_scn_compare(const double *v0, const double *v1, double seconds,
-		    double cpus, struct rgt_share *out, double *got_cpus)
+int scn_compare(const double *v0, const double *v1, double seconds,
+		    double cpus, struct scn_share *out, double *got_cpus)
 {
-	const struct rgt_scenario *sc = rgt_scn.sc;
+	const struct scn_table *sc = scn_cur.sc;
 	struct model m;
-	int mi[RGT_SCN_MAX], n = 0;
+	int mi[SCN_MAX], n = 0;
 	double total = 0;
 
 	for (int i = 1; i < sc->count; i++)
 		if (sc->n[i].parent == 0)
-			total += rgt_scn_subtree(v1, i) - rgt_scn_subtree(v0, i);
+			total += scn_subtree(v1, i) - scn_subtree(v0, i);
 	*got_cpus = total / seconds;
 	if (total <= 0)
 		return 0;
-	rgt_scn_model(&m, mi);
+	scn_model(&m, mi);
 	model_run(&m, *got_cpus < cpus ? *got_cpus : cpus);
 	for (int i = 1; i < sc->count; i++) {
-		const struct rgt_snode *s = &sc->n[i];
-		struct rgt_share *o;
+		const struct scn_spec *s = &sc->n[i];
+		struct scn_share *o;
 
 		if (s->kind != 'G' && s->parent != 0)
 			continue;
 		o = &out[n++];
 		o->label = s->label;
 		o->node = i;
-		o->got = (rgt_scn_subtree(v1, i) - rgt_scn_subtree(v0, i)) / total;
+		o->got = (scn_subtree(v1, i) - scn_subtree(v0, i)) / total;
 		o->want = model_fraction(&m, mi[i]);
 		o->err = o->want > 0 ? fabs(o->got - o->want) / o->want : fabs(o->got);
 	}
@@ -347,80 +355,28 @@ int rgt_scn_compare(const double *v0, const double *v1, double seconds,
 }
 
 /* The compared entities of the running scenario: groups and top-level nodes */
-struct scn_judge {
-	int node[RGT_JUDGE_MAX];
-	double cpus;
-};
-
-static int scn_judge_read(void *ctx, double *cpu, double *base)
-{
-	const struct rgt_scenario *sc = rgt_scn.sc;
-	struct scn_judge *jc = ctx;
-	double v[RGT_SCN_MAX];
-
-	rgt_scn_read(v);
-	*base = 0;
-	for (int i = 1; i < sc->count; i++)
-		if (sc->n[i].parent == 0)
-			*base += rgt_scn_subtree(v, i);
-	for (int k = 0; k < RGT_JUDGE_MAX && jc->node[k]; k++)
-		cpu[k] = rgt_scn_subtree(v, jc->node[k]);
-	return 0;
-}
-
-static void scn_judge_expect(void *ctx, double cpus, double *want)
-{
-	struct scn_judge *jc = ctx;
-	struct model m;
-	int mi[RGT_SCN_MAX];
-
-	rgt_scn_model(&m, mi);
-	model_run(&m, cpus < jc->cpus ? cpus : jc->cpus);
-	for (int k = 0; k < RGT_JUDGE_MAX && jc->node[k]; k++)
-		want[k] = model_fraction(&m, mi[jc->node[k]]);
-}
-
-int rgt_scn_judge(const char *what, double cpus, double min_cpus, double window_s,
-		  double *got_cpus)
-{
-	const struct rgt_scenario *sc = rgt_scn.sc;
-	struct scn_judge jc = { .cpus = cpus };
-	struct rgt_judge j = {
-		.what = what, .read = scn_judge_read, .expect = scn_judge_expect, .ctx = &jc,
-		.min_cpus = min_cpus, .window_s = window_s,
-	};
-
-	for (int i = 1; i < sc->count && j.n < RGT_JUDGE_MAX; i++) {
-		if (sc->n[i].kind != 'G' && sc->n[i].parent != 0)
-			continue;
-		jc.node[j.n] = i;
-		j.label[j.n++] = sc->n[i].label;
-	}
-	return rgt_judge(&j, got_cpus);
-}
-
-int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,
+int scn_measure(const struct scn_window *w, double *d, double *span,
 		    int *kept, int *windows)
 {
-	const struct rgt_scenario *sc = rgt_scn.sc;
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX], end = rgt_now() + w->deadline, cpu = 0;
+	const struct scn_table *sc = scn_cur.sc;
+	double v0[SCN_MAX], v1[SCN_MAX], end = scn_now() + w->deadline, cpu = 0;
 	int nk = 0, nw = 0;
 
 	memset(d, 0, sizeof(double) * (size_t)sc->count);
 	*span = 0;
-	rgt_scn_read(v0);
-	for (double t0 = rgt_now(), t1; *span < w->seconds || cpu < w->min_cpu_s; t0 = t1) {
+	scn_read(v0);
+	for (double t0 = scn_now(), t1; *span < w->seconds || cpu < w->min_cpu_s; t0 = t1) {
 		double got = 0;
 
-		if (rgt_now() >= end)
+		if (scn_now() >= end)
 			break;
-		rgt_sleep(w->window);
-		rgt_scn_read(v1);
-		t1 = rgt_now();
+		scn_sleep(w->window);
+		scn_read(v1);
+		t1 = scn_now();
 		nw++;
 		for (int i = 1; i < sc->count; i++)
 			if (sc->n[i].parent == 0)
-				got += rgt_scn_subtree(v1, i) - rgt_scn_subtree(v0, i);
+				got += scn_subtree(v1, i) - scn_subtree(v0, i);
 		if (got >= w->min_cpus * (t1 - t0)) {
 			for (int i = 1; i < sc->count; i++)
 				d[i] += v1[i] - v0[i];
@@ -437,20 +393,20 @@ int rgt_scn_measure(const struct rgt_window *w, double *d, double *span,
 	return *span >= w->seconds && cpu >= w->min_cpu_s ? 0 : -1;
 }
 
-int rgt_scn_run(const struct rgt_scenario *sc, double warmup, double measure,
-		double cpus, struct rgt_share *out, double *got_cpus, int *err)
+int scn_run(const struct scn_table *sc, double warmup, double measure,
+		double cpus, struct scn_share *out, double *got_cpus, int *err)
 {
-	const struct rgt_window w = { .window = measure, .seconds = measure, .deadline = measure };
-	double zero[RGT_SCN_MAX] = { 0 }, d[RGT_SCN_MAX], span;
+	const struct scn_window w = { .window = measure, .seconds = measure, .deadline = measure };
+	double zero[SCN_MAX] = { 0 }, d[SCN_MAX], span;
 	int n;
 
-	if ((*err = rgt_scn_start(sc)))
+	if ((*err = scn_start(sc)))
 		return -1;
-	rgt_sleep(warmup);
-	rgt_scn_measure(&w, d, &span, NULL, NULL);
-	rgt_scn_stop();
-	n = rgt_scn_compare(zero, d, span, cpus, out, got_cpus);
-	rgt_wait_no_groups(5.0);
+	scn_sleep(warmup);
+	scn_measure(&w, d, &span, NULL, NULL);
+	scn_stop();
+	n = scn_compare(zero, d, span, cpus, out, got_cpus);
+	scn_wait_no_groups(5.0);
 	return n;
 }
 
@@ -458,7 +414,7 @@ int rgt_scn_run(const struct rgt_scenario *sc, double warmup, double measure,
 
 /* Retried until the reading took less than 1 ms, so that a preemption of
  * the reader does not shift it from its time stamp. */
-int rgt_schedstat(pid_t tid, struct rgt_schedstat *st)
+int scn_schedstat(pid_t tid, struct scn_schedstat *st)
 {
 	char file[64], buf[128];
 	unsigned long long r = 0, w = 0, n = 0;
@@ -466,11 +422,11 @@ int rgt_schedstat(pid_t tid, struct rgt_schedstat *st)
 
 	snprintf(file, sizeof(file), "/proc/self/task/%d/schedstat", (int)tid);
 	for (int tries = 0; tries < 10; tries++) {
-		double t0 = rgt_now();
+		double t0 = scn_now();
 
-		ok = rgt_read(file, buf, sizeof(buf)) >= 0 &&
+		ok = rgroup__read_path(file, buf, sizeof(buf)) >= 0 &&
 		     sscanf(buf, "%llu %llu %llu", &r, &w, &n) == 3;
-		st->at = rgt_now();
+		st->at = scn_now();
 		if (!ok || st->at - t0 < 0.001)
 			break;
 	}
@@ -480,10 +436,10 @@ int rgt_schedstat(pid_t tid, struct rgt_schedstat *st)
 	return ok ? 0 : -1;
 }
 
-int rgt_scn_below(int j, int i)
+int scn_below(int j, int i)
 {
 	while (j > 0 && j != i)
-		j = rgt_scn.sc->n[j].parent;
+		j = scn_cur.sc->n[j].parent;
 	return j == i;
 }
 
@@ -510,32 +466,42 @@ int rgt_scn_below(int j, int i)
  * is the library's own doing, whatever the other load does. The clocks'
  * CPUs are kept beside it.
  */
-void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
-		  struct rgt_idle *out)
+void scn_idle(int x, int y, int pairs, double settle, double measure, double min_cpus,
+	      double deadline, struct scn_idle_result *out)
 {
-	const struct rgt_scenario *sc = rgt_scn.sc;
-	double v0[RGT_SCN_MAX], v1[RGT_SCN_MAX];
-	struct rgt_schedstat s0[RGT_SCN_MAX], s1[RGT_SCN_MAX];
+	const struct scn_table *sc = scn_cur.sc;
+	double v0[SCN_MAX], v1[SCN_MAX], end = scn_now() + deadline;
+	struct scn_schedstat s0[SCN_MAX], s1[SCN_MAX];
+	int p = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (int p = 0; p < pairs && p < RGT_IDLE_MAX; p++) {
+	if (pairs > SCN_IDLE_MAX)
+		pairs = SCN_IDLE_MAX;
+	/* Pair p is measured into slot p and kept by moving on to p + 1. */
+	while (p < pairs && (out->tried < pairs || scn_now() < end)) {
+		int keep = 1;
+
+		out->tried++;
+		out->withheld[p] = 0;
 		for (int h = 0; h < 2; h++) {
-			int idle = (p % 2 == 0) == (h == 1);
+			int idle = (out->tried % 2 == 1) == (h == 1);
 			double t0, dt, cx, cy;
 
-			rgt_scn_set_demand(x, idle ? 0 : 1);
-			rgt_sleep(settle);
+			scn_set_demand(x, idle ? 0 : 1);
+			scn_sleep(settle);
 			for (int j = 1; j < sc->count; j++)
-				rgt_schedstat(rgt_scn.n[j].tid, &s0[j]);
-			rgt_scn_read(v0);
-			t0 = rgt_now();
-			rgt_sleep(measure);
+				scn_schedstat(scn_cur.n[j].tid, &s0[j]);
+			scn_read(v0);
+			t0 = scn_now();
+			scn_sleep(measure);
 			for (int j = 1; j < sc->count; j++)
-				rgt_schedstat(rgt_scn.n[j].tid, &s1[j]);
-			rgt_scn_read(v1);
-			dt = rgt_now() - t0;
-			cx = (rgt_scn_subtree(v1, x) - rgt_scn_subtree(v0, x)) / dt;
-			cy = (rgt_scn_subtree(v1, y) - rgt_scn_subtree(v0, y)) / dt;
+				scn_schedstat(scn_cur.n[j].tid, &s1[j]);
+			scn_read(v1);
+			dt = scn_now() - t0;
+			cx = (scn_subtree(v1, x) - scn_subtree(v0, x)) / dt;
+			cy = (scn_subtree(v1, y) - scn_subtree(v0, y)) / dt;
+			if (cx + cy < min_cpus)
+				keep = 0;
 			if (!idle) {
 				out->freed[p] = cx;
 				out->cpus_both[p] = cx + cy;
@@ -546,7 +512,7 @@ void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
 			for (int j = 1; j < sc->count; j++) {
 				double run, wait, span, blocked;
 
-				if (!rgt_scn_below(j, y) || sc->n[j].kind == 'P')
+				if (!scn_below(j, y) || sc->n[j].kind == 'P')
 					continue;
 				run = s1[j].run - s0[j].run;
 				wait = s1[j].wait - s0[j].wait;
@@ -557,10 +523,12 @@ void rgt_scn_idle(int x, int y, int pairs, double settle, double measure,
 						(run + wait > 0 ? run / (run + wait) : 1);
 			}
 		}
+		if (!keep)
+			continue;
 		out->taken[p] = out->freed[p] > 0 ? 1 - out->withheld[p] / out->freed[p] : NAN;
 		out->lost[p] = out->lost[p] + out->withheld[p] > 0 ?
 			out->withheld[p] / (out->lost[p] + out->withheld[p]) : NAN;
-		out->n = p + 1;
+		out->n = ++p;
 	}
-	rgt_scn_set_demand(x, 1);
+	scn_set_demand(x, 1);
 }
