@@ -353,6 +353,14 @@ int nt_agent_start_in(struct nt_agent *from, struct nt_agent *a, int new_group)
 static void *nt_spin_main(void *p)
 {
 	struct nt_spinner *me = p;
+	if (me->set->spread) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET((int)((me - me->set->s) % (online > 0 ? online : 1)), &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			perror("pin a spinner");
+	}
 	__atomic_store_n(&me->tid, nt_gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&me->set->stop, __ATOMIC_RELAXED))
 		;
@@ -611,6 +619,47 @@ long nt_task_groups(void)
 	return active;
 }
 
+int nt_sched_debug(char *buf, size_t size)
+{
+	mkdir("/sys/kernel/debug", 0755);
+	if (access("/sys/kernel/debug/sched", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	return nt_read_file("/sys/kernel/debug/sched/debug", buf, size);
+}
+
+int nt_group_weights(pid_t tid, long long *w, int ncpu)
+{
+	static char buf[1 << 20];
+	char name[64];
+	int n = nt_sched_debug(buf, sizeof(buf)), listed = 0;
+
+	if (n < 0)
+		return n;
+	for (int c = 0; c < ncpu; c++)
+		w[c] = -1;
+	snprintf(name, sizeof(name), "/rgroup-%d.%" PRIu64 "\n", (int)getpid(), nt_rg_id(tid));
+	/* Each runqueue: "cfs_rq[CPU]:PATH\n", its fields, a blank line. */
+	size_t len = strlen(name);
+	for (char *p = buf; (p = strstr(p, "\ncfs_rq[")) != NULL; p++) {
+		char *nl = strchr(p + 1, '\n'), *end, *f;
+		int cpu = atoi(p + 8);
+
+		/* the line p+1..nl ends in name (whose '\n' is nl) */
+		if (!nl || (size_t)(nl - p) < len || memcmp(nl + 1 - len, name, len))
+			continue;
+		end = strstr(nl, "\n\n");
+		f = strstr(nl, ".se->load.weight");
+		if (!f || (end && f > end) || cpu < 0 || cpu >= ncpu)
+			continue;
+		f = strchr(f, ':');
+		if (f) {
+			w[cpu] = strtoll(f + 1, NULL, 10);
+			listed++;
+		}
+	}
+	return listed;
+}
+
 static const char *const nt_splats[] = {
 	"WARNING:", "BUG:", "Oops", "Call Trace:", "general protection fault",
 	"possible recursive locking", "possible circular locking",
@@ -748,6 +797,7 @@ int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r)
 			err = errno;
 		r->nice[i] = sc->g[i].nice;
 		r->spin[i].n = sc->g[i].threads;
+		r->spin[i].spread = sc->spread;
 		if (!err)
 			err = nt_agent_run(&r->agent[i], nt_spinners_job, &r->spin[i]);
 	}

@@ -106,6 +106,7 @@ int nt_agent_start_in(struct nt_agent *from, struct nt_agent *a, int new_group);
 struct nt_spinners {
 	int n;
 	int stop;
+	int spread;          /* pin spinner i to CPU i modulo the online CPUs */
 	struct nt_spinner {
 		pthread_t thread;
 		pid_t tid;
@@ -133,6 +134,7 @@ struct nt_scenario {
 		const char *label;
 	} g[NT_MAXG];
 	double capacity;           /* CPUs the scenario's cgroup can get */
+	int spread;                /* pin each group's thread i to CPU i */
 	int cpu_max;               /* also compare the CPUs used with capacity */
 };
 struct nt_run {
@@ -162,6 +164,25 @@ double nt_proc_cpu(pid_t pid);       /* any process, seconds */
  * quarantine of it. -1 if /proc/slabinfo cannot be read.
  */
 long nt_task_groups(void);
+
+/*
+ * The scheduler's debug file, /sys/kernel/debug/sched/debug (debugfs is
+ * mounted if it is not): its length, or -errno (-ENOENT without
+ * CONFIG_SCHED_DEBUG). It lists, per CPU, the group runqueues on the
+ * scheduler's leaf list, as "cfs_rq[CPU]:PATH", an rgroup's PATH ending
+ * in "/rgroup-TGID.ID".
+ */
+int nt_sched_debug(char *buf, size_t size);
+
+/*
+ * The weight of the group entity of thread TID's rgroup on each CPU where
+ * the scheduler lists the group's runqueue (the debug file's
+ * "se->load.weight", in the kernel's fixed point): w[cpu] for cpu <
+ * ncpu, -1 where it is not listed. Returns the number of CPUs listed, or
+ * -errno (no debug file).
+ */
+#define NT_MAX_CPUS 512
+int nt_group_weights(pid_t tid, long long *w, int ncpu);
 
 /* Files. */
 int nt_write_file(const char *path, const char *s);   /* 0 or -errno */

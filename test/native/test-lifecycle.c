@@ -439,9 +439,7 @@ static void sched_debug_path(void)
 	static char buf[1 << 20];
 	struct nt_agent a, b;
 
-	mkdir("/sys/kernel/debug", 0755);
-	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (access("/sys/kernel/debug/sched/debug", R_OK)) {
+	if (nt_sched_debug(buf, sizeof(buf)) < 0) {
 		rgt_skip_case("no /sys/kernel/debug/sched/debug (CONFIG_SCHED_DEBUG)");
 		return;
 	}
@@ -457,7 +455,7 @@ static void sched_debug_path(void)
 	/* the cgroup's path, then rgroup-TGID.ID per level */
 	snprintf(want, sizeof(want), "%s/rgroup-%d.%" PRIu64 "/rgroup-%d.%" PRIu64,
 		 strchr(cg, '/'), (int)getpid(), nt_rg_id(a.tid), (int)getpid(), nt_rg_id(b.tid));
-	int n = nt_read_file("/sys/kernel/debug/sched/debug", buf, sizeof(buf));
+	int n = nt_sched_debug(buf, sizeof(buf));
 	CHECK(n > 0, "read the debug file");
 	char *hit = n > 0 ? strstr(buf, want) : NULL;
 	fprintf(stderr, "  looking for %s: %s\n", want, hit ? "found" : "missing");

@@ -11,6 +11,8 @@
 #include "native.h"
 
 #include <grp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -78,6 +80,107 @@ static void prio_clamp(void)
 	CHECK(nt_setprio(a.tid, -100) == 0 && nt_getprio(a.tid) == -20, "-100 clamps to -20 (root): %d",
 	      nt_getprio(a.tid));
 	CHECK(nt_setprio(a.tid, 0) == 0 && nt_getprio(a.tid) == 0, "back to 0");
+	nt_agent_stop(&a);
+}
+
+/*
+ * PRIO_RGRP reweights the group's entity at once on every CPU where the
+ * group has a queued task, also where nothing of the group runs: the
+ * kernel skips only CPUs where the group holds nothing. On CPU 1 a busy
+ * member of the group waits behind a SCHED_FIFO thread, so neither an
+ * enqueue nor the tick (which updates only the running hierarchy) touches
+ * the group's entity there; the renice to nice 10 must scale that entity's
+ * weight (sched_debug's se->load.weight) by about 110/1024 right away,
+ * where a control read 20 ms apart shows that nothing else moves it.
+ * The factor 2 each way covers what moves the weight besides the shares
+ * (the group's load on CPU 0, its agent, which sleeps). If the real-time
+ * thread is throttled meanwhile, the member runs and the tick reweights:
+ * the case passes for the wrong reason, it cannot fail for one.
+ */
+struct pinned {
+	int cpu, fifo;
+	volatile int stop;
+	volatile pid_t tid;
+	pthread_t thread;
+};
+
+static void *pinned_spin(void *p)
+{
+	struct pinned *t = p;
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+	double t0 = nt_now();
+
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    (t->fifo && sched_setscheduler(0, SCHED_FIFO, &sp)))
+		t->tid = -errno;
+	else
+		t->tid = nt_gettid();
+	/* A real-time spinner ends by itself, whatever the test does. */
+	while (!t->stop && (!t->fifo || nt_now() - t0 < 2.0))
+		;
+	return NULL;
+}
+
+static int start_pinned(void *p)
+{
+	struct pinned *t = p;
+	if (pthread_create(&t->thread, NULL, pinned_spin, t))
+		return -1;
+	while (!t->tid)
+		nt_sleep(0.001);
+	return t->tid > 0 ? 0 : -1;
+}
+
+static void stop_pinned(struct pinned *t)
+{
+	t->stop = 1;
+	pthread_join(t->thread, NULL);
+}
+
+static void prio_reweights_queued(void)
+{
+	long long wc[NT_MAX_CPUS], w0[NT_MAX_CPUS], w1[NT_MAX_CPUS];
+	struct pinned member = { .cpu = 1 }, hog = { .cpu = 1, .fifo = 1 };
+	struct nt_agent a;
+	const double want = 110.0 / 1024.0;
+
+	if (nt_group_weights(nt_gettid(), w0, NT_MAX_CPUS) < 0) {
+		rgt_skip_case("no /sys/kernel/debug/sched/debug (CONFIG_SCHED_DEBUG)");
+		return;
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		rgt_skip_case("one CPU online: the case needs CPU 1");
+		return;
+	}
+	if (nt_agent_start(&a, 1)) {
+		CHECK(0, "agent in a new rgroup");
+		return;
+	}
+	/* the member first: it joins the agent's rgroup, then the hog */
+	CHECK(nt_agent_run(&a, start_pinned, &member) == 0, "a busy member on CPU 1: %s",
+	      strerror(-member.tid));
+	nt_sleep(0.2);
+	CHECK(start_pinned(&hog) == 0, "a SCHED_FIFO spinner on CPU 1: %s", strerror(-hog.tid));
+	nt_sleep(0.05);
+	/* the control: with the member waiting, nothing else moves its weight */
+	nt_group_weights(a.tid, wc, NT_MAX_CPUS);
+	nt_sleep(0.02);
+	int n0 = nt_group_weights(a.tid, w0, NT_MAX_CPUS);
+	int still = wc[1] > 0 && wc[1] == w0[1];
+	CHECK(nt_setprio(a.tid, 10) == 0, "renice to 10: %s", strerror(errno));
+	int n1 = nt_group_weights(a.tid, w1, NT_MAX_CPUS);
+	stop_pinned(&hog);
+	stop_pinned(&member);
+	fprintf(stderr, "  the group is listed on %d CPUs before the renice, %d after\n", n0, n1);
+	double q = w0[1] > 0 && w1[1] >= 0 ? (double)w1[1] / (double)w0[1] : -1;
+	fprintf(stderr, "  CPU 1: weight %lld -> %lld, %.3f (want about %.3f)\n", w0[1], w1[1], q,
+		want);
+	fprintf(stderr, "  control: weight %lld, 20 ms later %lld\n", wc[1], w0[1]);
+	CHECK(still, "the member's weight holds still while it waits");
+	CHECK(q > want / 2 && q < want * 2, "CPU 1 reweighted at once: %.3f", q);
 	nt_agent_stop(&a);
 }
 
@@ -265,6 +368,7 @@ static void rule6_unprivileged(void)
 static const struct rgt_case cases[] = {
 	{ "prio_set_get", prio_set_get },
 	{ "prio_clamp", prio_clamp },
+	{ "prio_reweights_queued", prio_reweights_queued },
 	{ "prio_errors", prio_errors },
 	{ "rule6_root", rule6_root },
 	{ "rule6_unprivileged", rule6_unprivileged },
