@@ -6,9 +6,9 @@
 # PRIO_RGRP grow with the possible CPUs, as ratios to a thread's costs
 # measured side by side in the same boot.
 #
-# usage: bench-possible.sh [--boots B] [--plot FILE.png] [--data FILE]
-#                          NATIVE-BENCH POSSIBLE...
-#        bench-possible.sh [--plot FILE.png] --from DATA...
+# usage: bench-possible.sh [--boots B] [--plot FILE.png] [--before DATA]
+#                          [--data FILE] NATIVE-BENCH POSSIBLE...
+#        bench-possible.sh [--plot FILE.png] [--before DATA] --from DATA...
 #
 #   NATIVE-BENCH  the static program (build/test/native/native-bench)
 #   POSSIBLE      numbers of possible CPUs, e.g. 2 8 64 255
@@ -17,6 +17,8 @@
 #                 load drifting over the run hits all numbers alike
 #   --data FILE   keep every boot's ratios (one line per boot)
 #   --plot FILE   a PNG of the median ratios against possible CPUs (gnuplot)
+#   --before DATA an earlier run's --data (another kernel), drawn in the
+#                 plot beside this one's as "before"
 #   --from        boot nothing: the table (and plot) of earlier runs'
 #                 --data files together
 #
@@ -45,13 +47,14 @@ set -u -o pipefail
 me="bench-possible.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
-boots=3 plot='' data='' from=''
+boots=3 plot='' data='' from='' before=''
 usage() { sed -n '9,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--boots) boots=${2?}; shift 2 ;;
 	--plot) plot=${2?}; shift 2 ;;
 	--data) data=${2?}; shift 2 ;;
+	--before) before=${2?}; shift 2 ;;
 	--from) from=1; shift ;;
 	-*) usage ;;
 	*) break ;;
@@ -121,8 +124,10 @@ fi
 [ -s "$work/all" ] || exit 1
 [ -z "$data" ] || cp "$work/all" "$data"
 
-# Median and range over the boots, per number of possible CPUs.
-awk '
+# Median and range over the boots, per number of possible CPUs, of the
+# boot lines in file $1.
+table() {
+	awk '
 function med(a, k,   i, j, t) {
 	for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
 		t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
@@ -138,13 +143,22 @@ END {
 		mc = med(x, k); mo = med(y, k); mt = med(z, k)
 		printf "%10d %6d  %6.2f (%.2f..%.2f)  %6.2f (%.2f..%.2f)  %6.2f (%.2f..%.2f)\n", n, k, mc, x[1], x[k], mo, y[1], y[k], mt, z[1], z[k]
 	}
-}' "$work/all" | tee "$work/table"
+}' "$1"
+}
+table "$work/all" | tee "$work/table"
+if [ -n "$before" ]; then
+	table "$before" >"$work/before" || exit 2
+	[ -s "$work/before" ] || { echo "$me: no boot lines in $before" >&2; exit 2; }
+fi
 
 if [ -n "$plot" ]; then
+	# cairo draws the dashed lines of "before"; libgd's png does not
+	term=png
+	gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo && term=pngcairo
 	gnuplot <<EOF || rc=1
-set terminal png size 800,500
+set terminal $term size 800,500
 set output "$plot"
-set title "native rgroups: cost as a ratio to a thread's, 2 online vCPUs (median of boots)"
+set title "native rgroups, 2 CPUs online: cost / a thread's (median of boots)$([ -z "$before" ] || echo "; dashed: before")"
 set xlabel "possible CPUs"
 set ylabel "ratio"
 set logscale x 2
@@ -152,10 +166,17 @@ set logscale y
 set termoption noenhanced
 set key top left
 set grid
-plot "$work/table" using 1:3 with linespoints title "RGROUP_NEW+join / pthread_create+join", \
-     "$work/table" using 1:5 with linespoints title "PRIO_RGRP / PRIO_PROCESS, own group", \
-     "$work/table" using 1:7 with linespoints title "PRIO_RGRP / PRIO_PROCESS, by tid among 1000", \
-     1.2 with lines dashtype 2 title "target 1.2"
+set style line 1 linecolor rgb "#1f77b4" pointtype 7
+set style line 2 linecolor rgb "#d62728" pointtype 7
+set style line 3 linecolor rgb "#2ca02c" pointtype 7
+set style line 4 linecolor rgb "#1f77b4" pointtype 6 dashtype 2
+set style line 5 linecolor rgb "#d62728" pointtype 6 dashtype 2
+set style line 6 linecolor rgb "#2ca02c" pointtype 6 dashtype 2
+plot $([ -z "$before" ] || echo "\"$work/before\" using 1:3 with linespoints linestyle 4 title \"before: RGROUP_NEW+join\", \"$work/before\" using 1:5 with linespoints linestyle 5 title \"before: PRIO_RGRP own\", \"$work/before\" using 1:7 with linespoints linestyle 6 title \"before: PRIO_RGRP by tid\",") \
+     "$work/table" using 1:3 with linespoints linestyle 1 title "RGROUP_NEW+join / pthread_create+join", \
+     "$work/table" using 1:5 with linespoints linestyle 2 title "PRIO_RGRP / PRIO_PROCESS, own group", \
+     "$work/table" using 1:7 with linespoints linestyle 3 title "PRIO_RGRP / PRIO_PROCESS, by tid among 1000", \
+     1.2 with lines dashtype 3 linecolor rgb "black" title "target 1.2"
 EOF
 fi
 exit "$rc"

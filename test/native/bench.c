@@ -20,6 +20,13 @@
  * RGROUP_NATIVE_BENCH_ROUNDS and RGROUP_NATIVE_BENCH_BLOCK override the
  * rounds and their size.
  *
+ * RGROUP_NATIVE_BENCH_SPREAD=1 measures instead how PRIO_RGRP on the own
+ * group grows with the CPUs where the group has load: for K = 0, 1, 3, 7,
+ * ... (below the online CPUs), members of the group on CPUs 1..K run
+ * 0.5 ms every 20 ms (enough to keep load there; busy loops would take the
+ * emulator's time from the measurement), and a line "spread K prio_own R"
+ * gives PRIO_RGRP / PRIO_PROCESS from CPU 0.
+ *
  * RGROUP_NATIVE_BENCH_ONLINE=N first takes every CPU from N on offline
  * (CPU hotplug), so that a VM booted with more vCPUs has that many
  * possible CPUs and N online: on x86 since 6.9, possible_cpus= only
@@ -226,6 +233,65 @@ static int env_int(const char *name, int def, int max)
 	return (int)n;
 }
 
+/* Members with load on one CPU each, for the spread measurement. */
+struct member {
+	pthread_t thread;
+	int cpu;
+	volatile int stop;
+};
+
+static void *member_main(void *p)
+{
+	struct member *m = p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(m->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+	while (!m->stop) {
+		double t0 = nt_now();
+		while (nt_now() - t0 < 0.0005)
+			;
+		nt_sleep(0.02);
+	}
+	return NULL;
+}
+
+static void spread_job(void)
+{
+	static struct member m[NT_MAX_CPUS];
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int started = 0;
+
+	printf("# PRIO_RGRP against the CPUs where the group has load: %d rounds of %d, "
+	       "%d possible CPUs, %ld online\n",
+	       rounds, block, possible_cpus(), online);
+	for (int k = 0; k < online && k < NT_MAX_CPUS; k = 2 * k + 1) {
+		char what[64];
+		double r;
+
+		for (; started < k; started++) {
+			m[started].cpu = started + 1;
+			if (nt_pthread(&m[started].thread, 0, member_main, &m[started])) {
+				fprintf(stderr, "FAIL: cannot start a member on CPU %d\n", started + 1);
+				failed++;
+				goto out;
+			}
+		}
+		nt_sleep(0.3);
+		snprintf(what, sizeof(what), "setpriority, load on %d+1", k);
+		r = pair(what, "PRIO_PROCESS", op_prio_process, "PRIO_RGRP", op_prio_rgrp);
+		printf("spread %d prio_own %.2f\n", k, r);
+		fflush(stdout);
+	}
+out:
+	while (started > 0) {
+		m[--started].stop = 1;
+		pthread_join(m[started].thread, NULL);
+	}
+}
+
 static int bench_job(void *p)
 {
 	static struct nt_raw sleeper[NGROUPS];
@@ -239,6 +305,10 @@ static int bench_job(void *p)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		failed++;
 	me = nt_gettid();
+	if (getenv("RGROUP_NATIVE_BENCH_SPREAD")) {
+		spread_job();
+		return 0;
+	}
 	printf("# native rgroup costs, %d rounds of %d operations, median round; "
 	       "the measuring thread is in a top-level rgroup; %d possible CPUs, %ld online\n",
 	       rounds, block, possible_cpus(), sysconf(_SC_NPROCESSORS_ONLN));
@@ -330,7 +400,7 @@ int main(void)
 	nt_agent_run(&a, bench_job, NULL);
 	nt_agent_stop(&a);
 	/* The scenario wants both CPUs of the usual VM, not a hotplug run. */
-	if (!getenv("RGROUP_NATIVE_BENCH_ONLINE"))
+	if (!getenv("RGROUP_NATIVE_BENCH_ONLINE") && !getenv("RGROUP_NATIVE_BENCH_SPREAD"))
 		record_shares();
 	if (failed)
 		fprintf(stderr, "FAIL: %d operations failed\n", failed);
