@@ -27,6 +27,13 @@
  * emulator's time from the measurement), and a line "spread K prio_own R"
  * gives PRIO_RGRP / PRIO_PROCESS from CPU 0.
  *
+ * RGROUP_NATIVE_BENCH_PROBE=1 measures instead how much the rgroup calls
+ * disturb another CPU: a plain thread outside every rgroup, on CPU 1,
+ * sleeps 1 ms at a time and records how late it wakes, while the
+ * measuring thread on CPU 0 hammers, in turn, setpriority(PRIO_PROCESS),
+ * PRIO_RGRP on its own group, pthread_create + join and RGROUP_NEW +
+ * join; a line "probe OP p50 US p99 US" per phase.
+ *
  * RGROUP_NATIVE_BENCH_ONLINE=N first takes every CPU from N on offline
  * (CPU hotplug), so that a VM booted with more vCPUs has that many
  * possible CPUs and N online: on x86 since 6.9, possible_cpus= only
@@ -292,6 +299,66 @@ out:
 	}
 }
 
+/* The interference probe: the victim's wake-up delays, per phase. */
+#define PROBE_N 400
+static volatile int probe_phase = -1, probe_done;
+static double probe_late[PROBE_N];
+
+static void *victim_main(void *p)
+{
+	cpu_set_t set;
+	(void)p;
+
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		int phase = probe_phase;
+		if (phase == -2)
+			return NULL;
+		if (phase < 0 || probe_done) {
+			nt_sleep(0.001);
+			continue;
+		}
+		for (int i = 0; i < PROBE_N; i++) {
+			double t0 = nt_now();
+			nt_sleep(0.001);
+			probe_late[i] = (nt_now() - t0 - 0.001) * 1e6;
+		}
+		__atomic_store_n(&probe_done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void probe_job(void)
+{
+	static const struct {
+		const char *name;
+		op_fn op;
+	} ops[] = {
+		{ "PRIO_PROCESS", op_prio_process },
+		{ "PRIO_RGRP", op_prio_rgrp },
+		{ "pthread_create", op_pthread },
+		{ "RGROUP_NEW", op_pthread_new },
+	};
+
+	printf("# wake-up delay of a thread on CPU 1 sleeping 1 ms, %d wake-ups while CPU 0 "
+	       "hammers each call; %d possible CPUs, %ld online\n",
+	       PROBE_N, possible_cpus(), sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		long calls = 0;
+		probe_done = 0;
+		probe_phase = (int)k;
+		while (!__atomic_load_n(&probe_done, __ATOMIC_ACQUIRE))
+			ops[k].op((int)calls++);
+		probe_phase = -1;
+		printf("probe %-14s p50 %8.1f us  p99 %8.1f us  (%ld calls meanwhile)\n", ops[k].name,
+		       quantile(probe_late, PROBE_N, 0.5), quantile(probe_late, PROBE_N, 0.99),
+		       calls);
+		fflush(stdout);
+	}
+}
+
 static int bench_job(void *p)
 {
 	static struct nt_raw sleeper[NGROUPS];
@@ -307,6 +374,10 @@ static int bench_job(void *p)
 	me = nt_gettid();
 	if (getenv("RGROUP_NATIVE_BENCH_SPREAD")) {
 		spread_job();
+		return 0;
+	}
+	if (getenv("RGROUP_NATIVE_BENCH_PROBE")) {
+		probe_job();
 		return 0;
 	}
 	printf("# native rgroup costs, %d rounds of %d operations, median round; "
@@ -393,14 +464,25 @@ int main(void)
 	if (getenv("RGROUP_NATIVE_BENCH_ONLINE") &&
 	    offline_from(env_int("RGROUP_NATIVE_BENCH_ONLINE", 2, 4096)))
 		return 1;
+	/* the probe's victim: started here, so in no rgroup */
+	pthread_t victim;
+	int probe = getenv("RGROUP_NATIVE_BENCH_PROBE") != NULL;
+	if (probe && pthread_create(&victim, NULL, victim_main, NULL)) {
+		fprintf(stderr, "cannot start the probe's thread\n");
+		return 1;
+	}
 	if (nt_agent_start(&a, 1)) {
 		fprintf(stderr, "cannot start a thread in a new rgroup\n");
 		return 1;
 	}
 	nt_agent_run(&a, bench_job, NULL);
 	nt_agent_stop(&a);
+	if (probe) {
+		probe_phase = -2;
+		pthread_join(victim, NULL);
+	}
 	/* The scenario wants both CPUs of the usual VM, not a hotplug run. */
-	if (!getenv("RGROUP_NATIVE_BENCH_ONLINE") && !getenv("RGROUP_NATIVE_BENCH_SPREAD"))
+	if (!getenv("RGROUP_NATIVE_BENCH_ONLINE") && !getenv("RGROUP_NATIVE_BENCH_SPREAD") && !probe)
 		record_shares();
 	if (failed)
 		fprintf(stderr, "FAIL: %d operations failed\n", failed);
