@@ -250,11 +250,8 @@ struct member {
 static void *member_main(void *p)
 {
 	struct member *m = p;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(m->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (nt_pin_cpu(m->cpu))
 		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
 	while (!m->stop) {
 		double t0 = nt_now();
@@ -306,12 +303,9 @@ static double probe_late[PROBE_N];
 
 static void *victim_main(void *p)
 {
-	cpu_set_t set;
 	(void)p;
 
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (nt_pin_cpu(1))
 		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		int phase = probe_phase;
@@ -365,11 +359,8 @@ static int bench_job(void *p)
 	static volatile int wake_sleepers;
 	double r_new, r_own, r_tid;
 	int n = 0;
-	cpu_set_t set;
 	(void)p;
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (nt_pin_cpu(0))
 		failed++;
 	me = nt_gettid();
 	if (getenv("RGROUP_NATIVE_BENCH_SPREAD")) {

@@ -355,10 +355,7 @@ static void *nt_spin_main(void *p)
 	struct nt_spinner *me = p;
 	if (me->set->spread) {
 		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET((int)((me - me->set->s) % (online > 0 ? online : 1)), &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
+		if (nt_pin_cpu((int)((me - me->set->s) % (online > 0 ? online : 1))))
 			perror("pin a spinner");
 	}
 	__atomic_store_n(&me->tid, nt_gettid(), __ATOMIC_RELEASE);
@@ -400,6 +397,14 @@ double nt_spinners_cpu(struct nt_spinners *s)
 	for (int i = 0; i < s->n; i++)
 		sum += nt_thread_cpu(s->s[i].tid);
 	return sum;
+}
+
+int nt_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 double nt_now(void)

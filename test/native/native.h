@@ -39,6 +39,8 @@ int nt_setprio(pid_t who, int nice);
 int nt_getprio(pid_t who);     /* glibc's getpriority(): the nice value */
 long nt_getprio_raw(pid_t who); /* the raw syscall: 20 - nice */
 pid_t nt_gettid(void);
+/* Pin the calling thread to one CPU: 0 or -1 and errno. */
+int nt_pin_cpu(int cpu);
 
 /*
  * A raw clone3() thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |

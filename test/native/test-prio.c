@@ -108,12 +108,9 @@ static void *pinned_spin(void *p)
 {
 	struct pinned *t = p;
 	struct sched_param sp = { .sched_priority = 1 };
-	cpu_set_t set;
 	double t0 = nt_now();
 
-	CPU_ZERO(&set);
-	CPU_SET(t->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) ||
+	if (nt_pin_cpu(t->cpu) ||
 	    (t->fifo && sched_setscheduler(0, SCHED_FIFO, &sp)))
 		t->tid = -errno;
 	else

@@ -31,7 +31,6 @@
 #include "native.h"
 #include "judge.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -216,8 +215,8 @@ static void rule5_renice(void)
 
 /*
  * Rule 5 for an idle group: the kernel reweights a group only on the CPUs
- * where its runqueue may hold load; where it has none, the next enqueue
- * reads the new weight. So renice a group whose load has decayed on every
+ * where it has had queued threads since its load there decayed; elsewhere
+ * the next enqueue reads the new weight. So renice a group whose load has decayed on every
  * CPU, wake its threads, and judge: 1:1, then idle, then 1024:335.
  */
 static void rule5_renice_idle(void)
