@@ -136,6 +136,17 @@ static void arm_watchdog(void)
 	}
 }
 
+/* Is the case asked for: no filter, or one of the arguments in its name? */
+static int selected(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return 1;
+	for (int a = 1; a < argc; a++)
+		if (strstr(name, argv[a]))
+			return 1;
+	return 0;
+}
+
 int rgt_main(const struct rgt_case *cases, size_t n, int argc, char **argv)
 {
 	int ran = 0, any_skipped = 0;
@@ -145,7 +156,7 @@ int rgt_main(const struct rgt_case *cases, size_t n, int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		int before = rgt_failures;
 
-		if (argc > 1 && !strstr(cases[i].name, argv[1]))
+		if (!selected(cases[i].name, argc, argv))
 			continue;
 		rgt_skipped_case = 0;
 		current_case = cases[i].name;

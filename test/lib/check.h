@@ -39,9 +39,9 @@ void rgt_skip_all(const char *fmt, ...)
 /* One case cannot run here: it is reported and, in strict mode, fails. */
 void rgt_skip_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Run the cases whose name contains argv[1] (all without it); the exit
- * status: 0, 1 (a CHECK failed, or no case matched) or 77 (a case
- * skipped). */
+/* Run the cases whose name contains any of argv[1..] (all without
+ * arguments); the exit status: 0, 1 (a CHECK failed, or no case matched)
+ * or 77 (a case skipped). */
 int rgt_main(const struct rgt_case *cases, size_t n, int argc, char **argv);
 
 #define CHECK(cond, ...)                                                     \
