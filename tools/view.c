@@ -404,6 +404,7 @@ static int read_state(struct view *v, uid_t uid)
  */
 static int read_native(struct view *v)
 {
+	static struct rgroup__kgroup kgs[VIEW_MAX_GROUPS];   /* by sr.g's index */
 	int found = 0;
 
 	sr.v = v;
@@ -426,6 +427,7 @@ static int read_native(struct view *v)
 		if (i == sr.n) {
 			if (sr.n == VIEW_MAX_GROUPS)
 				continue;
+			kgs[sr.n] = kg;
 			sr.g[sr.n++] = (struct rgroup__state_group){
 				.id = kg.id, .parent = kg.parent, .depth = kg.depth,
 				.nice = kg.nice, .weight = rgroup_nice_to_weight(kg.nice),
@@ -442,18 +444,29 @@ static int read_native(struct view *v)
 
 		for (int k = 0; k < sr.n && !known; k++)
 			known = sr.g[k].id == sr.g[i].parent;
-		if (!known)
+		if (!known) {
+			kgs[sr.n] = (struct rgroup__kgroup){ 0 };
 			sr.g[sr.n++] = (struct rgroup__state_group){
 				.id = sr.g[i].parent, .depth = sr.g[i].depth - 1,
 				.weight = rgroup_nice_to_weight(0),
 				/* its parent: unknown here, shown at the top */
 			};
+		}
 	}
 	place_groups(v);
 	for (int i = 0; i < v->ngroups; i++) {
-		v->groups[i].throttled_s = -1;
-		snprintf(v->groups[i].name, sizeof(v->groups[i].name), "rgroup#%llu",
-			 (unsigned long long)v->groups[i].id);
+		struct view_group *g = &v->groups[i];
+		const struct rgroup__kgroup *kg = NULL;
+
+		for (int k = 0; k < sr.n && !kg; k++)
+			if (sr.g[k].id == g->id && kgs[k].has_cap)
+				kg = &kgs[k];
+		/* The cap and what it held back, where the kernel says */
+		g->quota_us = kg ? (long long)kg->cap_quota_us : -1;
+		g->period_us = kg ? (long long)kg->cap_period_us : -1;
+		g->nr_throttled = kg ? (long long)kg->nr_throttled : -1;
+		g->throttled_s = kg ? (double)kg->throttled_us / 1e6 : -1;
+		snprintf(g->name, sizeof(g->name), "rgroup#%llu", (unsigned long long)g->id);
 	}
 	v->v2 = 1;     /* the kernel's usage covers the nested groups */
 	v->backend = "native";

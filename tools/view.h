@@ -64,8 +64,9 @@ struct view_group {
 	int nthreads;           /* threads directly inside */
 	int nthreads_total;     /* ... and in its descendants */
 	double usage_s;         /* CPU seconds of the group and below */
-	double throttled_s;     /* governor: seconds its threads were kept
-	                         * paused; -1 on the cgroup backends */
+	double throttled_s;     /* seconds its cap held it back (cgroupfs
+	                         * cpu.stat, the native kernel's /proc, the
+	                         * governor's pauses); -1 unknown */
 	double ideal;           /* fraction of the process's CPU (model); -1:
 	                         * unknown (more groups + threads than the
 	                         * model's MODEL_MAX_NODES) */
@@ -73,10 +74,10 @@ struct view_group {
 	                         * run` (its preload publishes them), "" none */
 	char cpus[256];         /* the CPUs its own threads may run on (their
 	                         * Cpus_allowed_list, joined), "" no thread */
-	long long quota_us;     /* its own cap (cgroupfs): quota per period; */
-	long long period_us;    /* quota 0: none, -1: unknown (no such file) */
+	long long quota_us;     /* its own cap (cgroupfs, native /proc): */
+	long long period_us;    /* quota 0: none, -1: unknown */
 	long long nr_throttled; /* periods the kernel throttled it (cgroupfs
-	                         * cpu.stat), -1 unknown */
+	                         * cpu.stat, native /proc), -1 unknown */
 };
 
 struct view {

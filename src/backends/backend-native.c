@@ -16,11 +16,12 @@
  * Rule 10's CPU sets are per-thread affinity (affinity.c), given to the
  * members the kernel lists (/proc/self/task/TID/rgroup); threads born in
  * a group inherit their creator's; a fork child and an exec'd program get
- * the process's CPUs back. CPU caps are not done here (-ENOTSUP):
- * they need an operation of the kernel's on the group's task group.
+ * the process's CPUs back. CPU caps are the kernel's, on the group's own
+ * task group (PR_RGROUP_SET_CAP), read back from it.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,15 +116,25 @@ static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
 	return rgroup__aff_place(n, tid);    /* rule 10 */
 }
 
-static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
+/* The member through which the kernel is asked to change n: 0 and *tid,
+ * an injected fault, or -ESRCH when the library knows no member. */
+static int change_through(const struct rgroup__node *n, pid_t *tid)
 {
-	pid_t tid = member(n);
 	int r = rgroup__fault();
 
 	if (r < 0)
 		return r;
-	if (!tid)
-		return -ESRCH;
+	*tid = member(n);
+	return *tid ? 0 : -ESRCH;
+}
+
+static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
+{
+	pid_t tid;
+	int r = change_through(n, &tid);
+
+	if (r < 0)
+		return r;
 	if (setpriority(PRIO_RGRP, (id_t)tid, nice) < 0)
 		return -errno;
 	return 0;
@@ -230,6 +241,55 @@ static int nat_set_cpus(void *priv, struct rgroup__node *n)
 	return rgroup__aff_spread(n, nat_each_tid, priv);
 }
 
+/*
+ * Does the kernel know the cap operations? An older series answers EINVAL
+ * to them, as to a bad argument: ask about a thread that cannot exist
+ * (ESRCH where the operation is known).
+ */
+static int kernel_has_caps(void)
+{
+	struct pr_rgroup_cap cap;
+
+	return prctl(PR_RGROUP, PR_RGROUP_GET_CAP, (unsigned long)INT_MAX, (unsigned long)&cap,
+		     sizeof(cap)) < 0 && errno == ESRCH;
+}
+
+static int cap_error(int err)
+{
+	return err == EINVAL && !kernel_has_caps() ? -ENOTSUP : -err;
+}
+
+static int nat_set_cap(void *priv, struct rgroup__node *n)
+{
+	struct pr_rgroup_cap cap = { n->quota_us, n->quota_us ? n->period_us : 0 };
+	pid_t tid;
+	int r = change_through(n, &tid);
+
+	if (r < 0)
+		return r;
+	if (prctl(PR_RGROUP, PR_RGROUP_SET_CAP, (unsigned long)tid, (unsigned long)&cap,
+		  sizeof(cap)) < 0)
+		return cap_error(errno);
+	return 0;
+}
+
+/* The kernel's value: any code in the process may call PR_RGROUP_SET_CAP */
+static int nat_get_cap(void *priv, const struct rgroup__node *n, uint64_t *quota_us,
+		       uint64_t *period_us)
+{
+	struct pr_rgroup_cap cap;
+	pid_t tid = member(n);
+
+	if (!tid)
+		return -ESRCH;
+	if (prctl(PR_RGROUP, PR_RGROUP_GET_CAP, (unsigned long)tid, (unsigned long)&cap,
+		  sizeof(cap)) < 0)
+		return cap_error(errno);
+	*quota_us = cap.quota_us;
+	*period_us = cap.period_us;
+	return 0;
+}
+
 static void nat_fork_child(void *priv)
 {
 	rgroup__aff_leave_self();
@@ -275,4 +335,6 @@ const struct rgroup__backend rgroup__backend_native = {
 	.fork_child = nat_fork_child,
 	.place_self = nat_place_self,
 	.set_cpus = nat_set_cpus,
+	.set_cap = nat_set_cap,
+	.get_cap = nat_get_cap,
 };

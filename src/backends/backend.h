@@ -140,6 +140,10 @@ struct rgroup__backend {
 	/* Make n's cap (n->quota_us per n->period_us, quota 0: none) take
 	 * effect. */
 	int (*set_cap)(void *priv, struct rgroup__node *n);
+	/* Optional (NULL: the node's record is the truth): n's cap as the
+	 * kernel has it, where code outside the library can change it. */
+	int (*get_cap)(void *priv, const struct rgroup__node *n, uint64_t *quota_us,
+		       uint64_t *period_us);
 
 	/* The signal the backend sends the process's threads (installed, or
 	 * the one it would install), which `rgroup run`'s preload keeps the

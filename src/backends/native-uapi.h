@@ -35,6 +35,16 @@
 #define PR_RGROUP_ENTER 3
 #define PR_RGROUP_ENTER_NEW 1
 #endif
+#ifndef PR_RGROUP_SET_CAP
+#define PR_RGROUP_SET_CAP 4
+#define PR_RGROUP_GET_CAP 5
+#define PR_RGROUP_CAP_SIZE_VER0 16
+/* arg4 of PR_RGROUP_SET_CAP and PR_RGROUP_GET_CAP (arg5: its size) */
+struct pr_rgroup_cap {
+	unsigned long long quota_us;    /* CPU time per period; 0: no cap */
+	unsigned long long period_us;   /* 1000..1000000; 0 with no cap */
+};
+#endif
 
 /* The series' nesting limit is <rgroup.h>'s RGROUP_MAX_DEPTH (ENOSPC
  * beyond); check-uapi.py compares the two. */

@@ -63,18 +63,20 @@ static void drop(struct rgroup__node *n)
  * group starts at the entering thread's nice and may go lower only as
  * PRIO_PROCESS allows; a nested one starts at 0 and takes any value.
  * Where a group comes into being with its first thread (no create op: the
- * kernel's own), its nice can only be set once the thread is in it:
- * *later is then that nice (checked here), else NO_NICE.
+ * kernel's own), its nice and its cap can only be set once the thread is
+ * in it: *later is then that nice (checked here), else NO_NICE, and
+ * *cap_later 1 for a cap (checked when it is set).
  */
 #define NO_NICE (-100)
 
 static int make_level(struct rgroup__node *parent, const struct rgroup__level *l, pid_t tid,
-		      struct rgroup__node **out, int *later)
+		      struct rgroup__node **out, int *later, int *cap_later)
 {
 	int base = parent ? 0 : nice_of(tid), r;
 	struct rgroup__node *n;
 
 	*later = NO_NICE;
+	*cap_later = 0;
 	r = rgroup__make_group(parent, base, &n);
 	if (r < 0)
 		return r;
@@ -92,7 +94,9 @@ static int make_level(struct rgroup__node *parent, const struct rgroup__level *l
 	}
 	if (r == 0 && l->cpus)
 		r = rgroup__set_cpus_locked(n, l->cpus);
-	if (r == 0 && l->quota_us)
+	if (r == 0 && l->quota_us && !st->be->create)
+		*cap_later = 1;
+	else if (r == 0 && l->quota_us)
 		r = rgroup__set_cap_locked(n, l->quota_us, l->period_us);
 	if (r < 0) {
 		drop(n);
@@ -106,7 +110,8 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 {
 	struct rgroup__thread *t = who ? who : &rgroup__self;
 	struct rgroup__node *nodes[RGROUP_MAX_DEPTH], *parent = NULL, *n;
-	int made[RGROUP_MAX_DEPTH] = { 0 }, later[RGROUP_MAX_DEPTH], r = 0, err;
+	int made[RGROUP_MAX_DEPTH] = { 0 }, later[RGROUP_MAX_DEPTH], cap_later[RGROUP_MAX_DEPTH];
+	int r = 0, err;
 	unsigned int i;
 	pid_t tid;
 
@@ -138,7 +143,7 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 		if (n && n->parent != parent)
 			n = NULL;
 		if (!n) {
-			r = make_level(parent, &chain[i], tid, &n, &later[i]);
+			r = make_level(parent, &chain[i], tid, &n, &later[i], &cap_later[i]);
 			if (r < 0)
 				goto undo;
 			made[i] = 1;
@@ -159,14 +164,18 @@ RGROUP__EXPORT int rgroup__enter(struct rgroup__level *chain, unsigned int depth
 		rgroup__track(n);
 	for (i = 0; i < depth; i++)
 		chain[i].id = nodes[i]->id;
-	/* The nice values that had to wait for a member, rule 6 checked
-	 * above as the kernel checks it. The thread is in for good now: an
-	 * unforeseen refusal leaves the group at its starting nice, which
-	 * is what the node (rgroup_info, rgroup tree) says then. */
-	for (i = 0; i < depth; i++)
+	/* The nice values and caps that had to wait for a member, rule 6
+	 * checked above as the kernel checks it. The thread is in for good
+	 * now: an unforeseen refusal leaves the group at its starting nice,
+	 * or without a cap, which is what the node (rgroup_info, rgroup
+	 * tree) says then. */
+	for (i = 0; i < depth; i++) {
 		if (made[i] && later[i] != NO_NICE &&
 		    st->be->set_nice(st->be->priv, nodes[i], later[i]) == 0)
 			nodes[i]->nice = later[i];
+		if (made[i] && cap_later[i])
+			rgroup__set_cap_locked(nodes[i], chain[i].quota_us, chain[i].period_us);
+	}
 	goto out;
 undo:
 	while (i-- > 0)

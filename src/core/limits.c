@@ -258,6 +258,7 @@ RGROUP__EXPORT int rgroup_set_cap(pid_t who, uint64_t quota_us, uint64_t period_
 RGROUP__EXPORT int rgroup_get_cap(pid_t who, uint64_t *quota_us, uint64_t *period_us)
 {
 	struct rgroup__node *n;
+	uint64_t q, p;
 	int r;
 
 	if (!quota_us || !period_us)
@@ -265,8 +266,16 @@ RGROUP__EXPORT int rgroup_get_cap(pid_t who, uint64_t *quota_us, uint64_t *perio
 	r = lookup(who, &n);
 	if (r < 0)
 		return r;
-	*quota_us = n->quota_us;
-	*period_us = n->period_us;
+	if (st->be->get_cap) {
+		r = st->be->get_cap(st->be->priv, n, &q, &p);
+	} else {
+		q = n->quota_us;
+		p = n->period_us;
+	}
 	rgroup__unlock();
+	if (r < 0)
+		return r;
+	*quota_us = q;
+	*period_us = p;
 	return 0;
 }

@@ -667,18 +667,20 @@ int rgroup__format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
 /*
  * One line of a native kernel's /proc/<pid>/task/<tid>/rgroup: six
  * space-separated decimals, nice signed and within -20..19, depth within
- * 0..32, attached 0 or 1, fields after them ignored (the format may grow);
- * a thread in no rgroup reads all zeros. -EINVAL for anything else.
+ * 0..32, attached 0 or 1; then four more (the cap and its throttling)
+ * where the kernel has caps, all or none; fields after them ignored (the
+ * format may grow); a thread in no rgroup reads all zeros. -EINVAL for
+ * anything else.
  */
 int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
 {
-	uint64_t v[6];
+	uint64_t v[10] = { 0 };
 	const char *p = text;
-	int r;
+	int r, n = 6;
 
 	if (!text || !g)
 		return -EINVAL;
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < n; i++) {
 		int neg;
 
 		if (i && *p++ != ' ')
@@ -690,6 +692,8 @@ int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
 			return -ERANGE;
 		if (neg)
 			v[i] = (uint64_t)-(int64_t)v[i];
+		if (i == 5 && p[0] == ' ' && p[1] >= '0' && p[1] <= '9')
+			n = 10;    /* the cap and its throttling follow */
 	}
 	if (*p && *p != ' ' && *p != '\n')
 		return -EINVAL;
@@ -701,6 +705,11 @@ int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
 	g->nice = (int)(int64_t)v[3];
 	g->usage_ns = v[4];
 	g->attached = (int)v[5];
+	g->has_cap = n == 10;
+	g->cap_quota_us = v[6];
+	g->cap_period_us = v[7];
+	g->nr_throttled = v[8];
+	g->throttled_us = v[9];
 	return 0;
 }
 

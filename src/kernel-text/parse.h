@@ -64,13 +64,18 @@ int rgroup__parse_stat_cpu(const char *text, uint64_t *ticks, int *nice);
 
 /* /proc/<pid>/task/<tid>/rgroup of a kernel with native rgroups (the
  * native backend, src/backends/native-uapi.h): "id parent depth nice usage_ns
- * attached", more fields may follow; id 0: the thread is in no rgroup. */
+ * attached", then, where the kernel has caps, "cap_quota_us cap_period_us
+ * nr_throttled throttled_us"; more fields may follow; id 0: the thread is
+ * in no rgroup. */
 struct rgroup__kgroup {
 	uint64_t id, parent;
 	unsigned int depth;
 	int nice;
 	uint64_t usage_ns;
 	int attached;
+	int has_cap;                  /* the four fields below were there */
+	uint64_t cap_quota_us, cap_period_us;   /* 0 0: no cap */
+	uint64_t nr_throttled, throttled_us;
 };
 int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g);
 

@@ -729,12 +729,17 @@ static void test_kgroup(void **state)
 		int ret;
 		struct rgroup__kgroup g;
 	} cases[] = {
-		{ "in none", "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0 } },
-		{ "nested", "17 16 2 5 123456789 1\n", 0, { 17, 16, 2, 5, 123456789, 1 } },
-		{ "nice -20", "3 0 1 -20 0 1\n", 0, { 3, 0, 1, -20, 0, 1 } },
-		{ "nice 19, no newline", "3 0 1 19 0 0", 0, { 3, 0, 1, 19, 0, 0 } },
-		{ "fields appended", "9 0 1 0 5 1 77 x\n", 0, { 9, 0, 1, 0, 5, 1 } },
-		{ "depth 32", "9 8 32 0 5 1\n", 0, { 9, 8, 32, 0, 5, 1 } },
+		{ "in none", "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+		{ "nested", "17 16 2 5 123456789 1\n", 0, { 17, 16, 2, 5, 123456789, 1, 0, 0, 0, 0, 0 } },
+		{ "nice -20", "3 0 1 -20 0 1\n", 0, { 3, 0, 1, -20, 0, 1, 0, 0, 0, 0, 0 } },
+		{ "nice 19, no newline", "3 0 1 19 0 0", 0, { 3, 0, 1, 19, 0, 0, 0, 0, 0, 0, 0 } },
+		{ "no cap fields (an older kernel)", "9 0 1 0 5 1\n", 0, { 9, 0, 1, 0, 5, 1, 0, 0, 0, 0, 0 } },
+		{ "cap and throttling", "9 0 1 0 5 1 20000 100000 3 12345\n", 0,
+		  { 9, 0, 1, 0, 5, 1, 1, 20000, 100000, 3, 12345 } },
+		{ "no cap", "9 0 1 0 5 1 0 0 0 0\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0 } },
+		{ "fields appended", "9 0 1 0 5 1 0 0 0 0 77 x\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0 } },
+		{ "cap cut short", "9 0 1 0 5 1 20000 100000\n", -EINVAL, { 0 } },
+		{ "depth 32", "9 8 32 0 5 1\n", 0, { 9, 8, 32, 0, 5, 1, 0, 0, 0, 0, 0 } },
 		{ "depth 33", "9 8 33 0 5 1\n", -EINVAL, { 0 } },
 		{ "nice 20", "3 0 1 20 0 1\n", -EINVAL, { 0 } },
 		{ "nice -21", "3 0 1 -21 0 1\n", -ERANGE, { 0 } },
@@ -749,7 +754,7 @@ static void test_kgroup(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct rgroup__kgroup g = { 42, 42, 42, 42, 42, 42 };
+		struct rgroup__kgroup g = { 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42 };
 		int r = rgroup__parse_kgroup(cases[i].text, &g);
 
 		if (r != cases[i].ret)
@@ -757,10 +762,15 @@ static void test_kgroup(void **state)
 		const struct rgroup__kgroup *w = &cases[i].g;
 
 		if (r == 0 && (g.id != w->id || g.parent != w->parent || g.depth != w->depth ||
-			       g.nice != w->nice || g.usage_ns != w->usage_ns || g.attached != w->attached))
+			       g.nice != w->nice || g.usage_ns != w->usage_ns || g.attached != w->attached ||
+			       g.has_cap != w->has_cap || g.cap_quota_us != w->cap_quota_us ||
+			       g.cap_period_us != w->cap_period_us || g.nr_throttled != w->nr_throttled ||
+			       g.throttled_us != w->throttled_us))
 			fail_msg("case \"%s\": id %" PRIu64 " parent %" PRIu64 " depth %u nice %d "
-				 "usage %" PRIu64 " attached %d", cases[i].name, g.id, g.parent, g.depth,
-				 g.nice, g.usage_ns, g.attached);
+				 "usage %" PRIu64 " attached %d cap %d %" PRIu64 "/%" PRIu64 " throttled %"
+				 PRIu64 " %" PRIu64, cases[i].name, g.id, g.parent, g.depth, g.nice,
+				 g.usage_ns, g.attached, g.has_cap, g.cap_quota_us, g.cap_period_us,
+				 g.nr_throttled, g.throttled_us);
 		if (r < 0 && g.id != 42)
 			fail_msg("case \"%s\": output written on failure", cases[i].name);
 	}
