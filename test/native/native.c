@@ -8,6 +8,8 @@
 #include "native.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <math.h>
 #include <fcntl.h>
@@ -579,6 +581,72 @@ int nt_wait(pid_t pid)
 	if (waitpid(pid, &st, 0) < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The other process: its thread's tid up one pipe, then wait for the
+ * other pipe to close. */
+static int other_main(void *arg)
+{
+	struct nt_other *o = arg;
+	struct nt_agent a;
+	char c;
+
+	if (nt_agent_start(&a, 1))
+		return 1;
+	if (write(o->from_child, &a.tid, sizeof(a.tid)) != sizeof(a.tid))
+		return 1;
+	while (read(o->to_child, &c, 1) > 0)
+		;
+	nt_agent_stop(&a);
+	return 0;
+}
+
+int nt_other_start(struct nt_other *o)
+{
+	int down[2], up[2];
+
+	if (pipe(down) < 0)
+		return -1;
+	if (pipe(up) < 0) {
+		close(down[0]);
+		close(down[1]);
+		return -1;
+	}
+	o->to_child = down[0];
+	o->from_child = up[1];
+	o->pid = fork();
+	if (o->pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		_exit(other_main(o));
+	}
+	close(down[0]);
+	close(up[1]);
+	o->to_child = down[1];
+	o->from_child = up[0];
+	if (o->pid < 0 || read(o->from_child, &o->tid, sizeof(o->tid)) != sizeof(o->tid)) {
+		close(o->to_child);
+		close(o->from_child);
+		if (o->pid > 0)
+			nt_wait(o->pid);
+		errno = ECHILD;
+		return -1;
+	}
+	return 0;
+}
+
+int nt_other_end(struct nt_other *o)
+{
+	close(o->to_child);
+	close(o->from_child);
+	return nt_wait(o->pid);
+}
+
+int nt_drop_privileges(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -1;
+	return 0;
 }
 
 pid_t nt_spinner(void)

@@ -208,6 +208,22 @@ char *nt_cg_listing(void);
 pid_t nt_fork(int (*fn)(void *), void *arg);
 /* Wait for a child: its exit status, or 128 + signal. */
 int nt_wait(pid_t pid);
+/*
+ * Another process with a thread in an rgroup of its own, for the tests of
+ * who may touch whose rgroups: nt_other_start() forks it and returns when
+ * that thread's tid is known (0, or -1 and errno); nt_other_end() lets it
+ * end and returns its exit status.
+ */
+struct nt_other {
+	pid_t pid, tid;
+	int to_child, from_child;
+};
+int nt_other_start(struct nt_other *o);
+int nt_other_end(struct nt_other *o);
+/* Become uid (and gid) uid with no supplementary groups and no
+ * capabilities: 0 or -1 and errno. */
+int nt_drop_privileges(uid_t uid);
+
 /* fork() a single-threaded busy process; kill it with nt_kill(). */
 pid_t nt_spinner(void);
 void nt_kill(pid_t pid);

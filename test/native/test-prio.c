@@ -10,7 +10,6 @@
 #endif
 #include "native.h"
 
-#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -181,29 +180,6 @@ static void prio_reweights_queued(void)
 	nt_agent_stop(&a);
 }
 
-/* A child process with a thread in an rgroup: its tid, through a pipe. */
-static int other_process(void *arg)
-{
-	int *fds = arg;   /* read end from the parent, write end to it, and
-			   * the two ends the parent keeps */
-	struct nt_agent a;
-	char c;
-
-	close(fds[2]);
-	close(fds[3]);
-	if (nt_agent_start(&a, 1))
-		return 1;
-	if (write(fds[1], &a.tid, sizeof(a.tid)) != sizeof(a.tid))
-		return 1;
-	/* until the parent closes its end */
-	while (read(fds[0], &c, 1) > 0)
-		;
-	nt_agent_stop(&a);
-	return 0;
-}
-
-static int drop_privileges(uid_t uid);
-
 struct other_job {
 	pid_t tid, pid;
 };
@@ -216,7 +192,7 @@ static int other_unprivileged(void *arg)
 	char path[64], buf[256];
 
 	rgt_failures = 0; /* this child's own count */
-	CHECK(drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
+	CHECK(nt_drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
 	CHECK(nt_setprio(oj->tid, 1) == -1 && errno == ESRCH, "another process's thread: ESRCH");
 	CHECK(nt_getprio(oj->tid) == -1 && errno == ESRCH, "get, another process's thread: ESRCH");
 	snprintf(path, sizeof(path), "/proc/%d/rgroups", (int)oj->pid);
@@ -231,8 +207,6 @@ static int other_unprivileged(void *arg)
 static void prio_errors(void)
 {
 	struct nt_agent b;
-	int fds[2], back[2];
-	pid_t other_tid = 0;
 
 	CHECK(nt_setprio(0, 1) == -1 && errno == EINVAL, "the caller in no rgroup: EINVAL");
 	CHECK(nt_getprio(0) == -1 && errno == EINVAL, "get, the caller in no rgroup: EINVAL");
@@ -245,12 +219,9 @@ static void prio_errors(void)
 	CHECK(setpriority(4, 0, 1) == -1 && errno == EINVAL, "which 4 is still EINVAL");
 
 	/* a thread of another process, in an rgroup */
-	CHECK(pipe(fds) == 0 && pipe(back) == 0, "pipes");
-	int cfds[4] = { back[0], fds[1], back[1], fds[0] };
-	pid_t pid = nt_fork(other_process, cfds);
-	close(fds[1]);
-	close(back[0]);
-	CHECK(read(fds[0], &other_tid, sizeof(other_tid)) == sizeof(other_tid), "the other tid");
+	struct nt_other o;
+	CHECK(nt_other_start(&o) == 0, "another process: %s", strerror(errno));
+	pid_t pid = o.pid, other_tid = o.tid;
 	struct nt_rg rg;
 	CHECK(nt_rg_read(pid, other_tid, &rg) == 0 && rg.id > 0,
 	      "the other process's thread is in an rgroup");
@@ -265,9 +236,7 @@ static void prio_errors(void)
 	      rg.nice);
 	CHECK(nt_setprio(pid, 1) == -1 && errno == EINVAL,
 	      "another process's main thread, in no rgroup: EINVAL");
-	close(back[1]);
-	close(fds[0]);
-	CHECK(nt_wait(pid) == 0, "the other process");
+	CHECK(nt_other_end(&o) == 0, "the other process");
 }
 
 /* Rule 6 as root: a new top-level rgroup starts at its creator's nice,
@@ -295,13 +264,6 @@ static void rule6_root(void)
 	nt_in_child("rule 6 as root", rule6_root_child, NULL);
 }
 
-static int drop_privileges(uid_t uid)
-{
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		return -1;
-	return 0;
-}
-
 static int rule6_user_child(void *arg)
 {
 	struct rlimit rl = { 23, 23 }; /* nice down to 20 - 23 = -3 */
@@ -311,7 +273,7 @@ static int rule6_user_child(void *arg)
 	rgt_failures = 0; /* this child's own count */
 
 	CHECK(setrlimit(RLIMIT_NICE, &rl) == 0, "RLIMIT_NICE 23");
-	CHECK(drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
+	CHECK(nt_drop_privileges(1000) == 0, "become uid 1000: %s", strerror(errno));
 	CHECK(geteuid() == 1000, "uid 1000");
 
 	CHECK(nt_agent_start(&top, 1) == 0, "top-level rgroup");

@@ -8,13 +8,16 @@
  * fork, exec and the end of a group leave behind. cgroup1 here (cpuset
  * directories in the v1 cpuset hierarchy), cgroup2 in the VM (threaded
  * cpuset, cpu.max), the governor (affinity, its own periods), the native
- * kernel (affinity; its cases named *cpus* only: caps are not done there).
+ * kernel (affinity; the cap on the group's own task group,
+ * PR_RGROUP_SET_CAP).
  */
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "judge.h"
+#include "native-uapi.h"
 #include "sgroup.h"
 
 static char sg[PATH_MAX];
@@ -606,6 +609,24 @@ static void cap_measured(void)
 
 /* ---- Rule 8: the settings come along when the process is moved ------------- */
 
+/* The native kernel moves the group itself, invisible in cgroupfs: the
+ * thread's cgroup is B, and the kernel (asked directly) still has the cap. */
+static void follow_native(struct rgt_worker *w, const char *sgb, const cpu_set_t *s)
+{
+	struct pr_rgroup_cap c = { 0, 0 };
+	char got[PATH_MAX] = "";
+
+	CHECK(scn_thread_cgroup(w->tid, got, sizeof(got)) == 0 && strcmp(got, sgb) == 0,
+	      "the thread is in B itself (%s)", got);
+	CHECK(same_set(w->tid, s), "its affinity is still its group's");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_CAP, (unsigned long)w->tid, (unsigned long)&c,
+		    sizeof(c)) == 0 && c.quota_us == 30000 && c.period_us == 100000,
+	      "the kernel's cap in B: %llu/%llu (%s)", (unsigned long long)c.quota_us,
+	      (unsigned long long)c.period_us, strerror(errno));
+	rgt_worker_stop(w);
+	CHECK(scn_wait_no_groups(3.0) == 0, "groups removed");
+}
+
 static void rule8_settings_follow(void)
 {
 	struct rgt_worker w = { .spin = 1 };
@@ -629,6 +650,10 @@ static void rule8_settings_follow(void)
 	CHECK(rgroup_set_cap(w.tid, 30000, 100000) == 0, "cap it at 30%%");
 	rgt_sg_make("b", sgb, sizeof(sgb));
 	CHECK(scn_sg_move(sgb) == 0, "the administrator moves the process to %s", sgb);
+	if (scn_sg.native) {
+		follow_native(&w, sgb, &s);
+		return;
+	}
 	for (t0 = scn_now(); scn_now() - t0 < 3.0; scn_sleep(0.01))
 		if (scn_thread_cgroup(w.tid, got, sizeof(got)) == 0 &&
 		    strncmp(got, sgb, strlen(sgb)) == 0 && got[strlen(sgb)] == '/')
