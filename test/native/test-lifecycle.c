@@ -213,7 +213,7 @@ static void check_exec(const char *what, int (*fn)(void *))
 	fprintf(stderr, "  %s: after exec: pending %c, line \"%.*s\"\n", what, buf[0],
 		(int)strcspn(buf + 2, "\n"), n > 2 ? buf + 2 : "");
 	CHECK(rc == 0, "%s: the exec'ed program exited %d", what, rc);
-	CHECK(!strcmp(buf, "0 0 0 0 0 0 0\n"),
+	CHECK(!strcmp(buf, "0 0 0 0 0 0 0 0 0 0 0\n"),
 	      "%s: the new program starts in no rgroup, nothing pending", what);
 }
 
@@ -316,8 +316,8 @@ static void proc_file(void)
 	struct nt_agent a, b;
 
 	CHECK(nt_read_file("/proc/thread-self/rgroup", line, sizeof(line)) > 0 &&
-	      !strcmp(line, "0 0 0 0 0 0\n"),
-	      "a thread in no rgroup reads \"0 0 0 0 0 0\": \"%s\"", line);
+	      !strcmp(line, "0 0 0 0 0 0 0 0 0 0\n"),
+	      "a thread in no rgroup reads ten zeroes: \"%s\"", line);
 	CHECK(nt_write_file("/proc/thread-self/rgroup", "1") < 0, "read-only");
 	CHECK(rgroups_find(0, NULL) == 0, "/proc/self/rgroups of a process without rgroups is empty");
 
@@ -333,7 +333,7 @@ static void proc_file(void)
 	unsigned fields = 0;
 	for (char *s = line; *s; s++)
 		fields += (s == line || s[-1] == ' ') && *s != ' ';
-	CHECK(fields == 6 && line[strlen(line) - 1] == '\n', "six fields and a newline");
+	CHECK(fields == 10 && line[strlen(line) - 1] == '\n', "ten fields and a newline");
 	CHECK(ra.depth == 1 && ra.parent == 0 && ra.nice == 3 && ra.attached == 1, "a's line");
 	CHECK(rb.depth == 2 && rb.parent == ra.id && rb.nice == -4 && rb.attached == 1, "b's line");
 	struct rgs_line la = { 0 }, lb = { 0 };
