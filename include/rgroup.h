@@ -113,7 +113,8 @@ struct rgroup_info {
 	unsigned int nchildren; /* child rgroups */
 	uint64_t usage_ns;      /* CPU time used by its threads (and children) */
 	char name[64];          /* its directory name in the backend, if any */
-	uint64_t throttled_ns;  /* governor: time its threads were paused */
+	uint64_t throttled_ns;  /* time its cap held it back (native: the
+	                         * kernel's; governor: its threads' pauses) */
 	uint64_t unthrottled;   /* governor: pauses its threads did not take
 	                         * (they block the governor's signal) */
 	unsigned int flags;     /* RGROUP_INFO_* */

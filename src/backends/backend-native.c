@@ -310,12 +310,18 @@ static int nat_place_self(void *priv, const struct rgroup__node *n)
 	return rgroup__aff_place(n, rgroup__self_tid());
 }
 
+/* The kernel's id for the name, and how long its cap held it back. */
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
 {
-	uint64_t kid = kid_of(n);
+	struct rgroup__kgroup g;
+	pid_t tid = member(n);
 
-	if (kid)
-		snprintf(info->name, sizeof(info->name), "kernel rgroup %llu", (unsigned long long)kid);
+	if (!tid || read_kgroup(tid, &g) < 0 || !g.id)
+		return;
+	nn(n)->kid = g.id;
+	snprintf(info->name, sizeof(info->name), "kernel rgroup %llu", (unsigned long long)g.id);
+	if (g.has_cap)
+		info->throttled_ns = g.throttled_us * 1000;
 }
 
 const struct rgroup__backend rgroup__backend_native = {

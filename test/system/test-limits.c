@@ -592,6 +592,16 @@ static void cap_measured(void)
 	/* Changed while it runs, nested groups included. */
 	CHECK(rgroup_set_cap(a.tid, 30000, 100000) == 0, "cap 30%%");
 	judge_cap("group capped at 30%", all, 3, 0.30);
+	if (scn_sg.native || scn_sg.gov) {
+		/* rgroup_info says how long the cap held the group back: the
+		 * kernel's count on native, the governor's pauses */
+		struct rgroup_info info = { .sz = sizeof(info) };
+		rgroup_id_t id = 0;
+
+		CHECK(rgroup_of(a.tid, &id) == 0 && rgroup_info(id, &info) == 0 &&
+		      info.throttled_ns > 100000000ull,
+		      "rgroup_info: held back %.3f s at its cap", (double)info.throttled_ns / 1e9);
+	}
 	/* A nested cap with a shorter period, under a parent cap that does not
 	 * bind (a parent throttled in its own period takes the nested group's
 	 * time with it: then the nested group gets less than its cap). */
