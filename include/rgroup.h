@@ -49,11 +49,12 @@ extern "C" {
  * no backend can enforce rgroups; without the flag creation always works,
  * like pthread_create), pthread_create's own errors, and the cgroupfs
  * errors of making the group: EACCES, EPERM, EAGAIN/ENOSPC (cgroup.max.*
- * limits, and the library's own: depth 32, 65536 groups), ENODEV, EBUSY,
+ * limits, and the library's own: depth 32, 65536 groups), ENODEV, EBUSY
+ * (also: a directory of the new group's name, left by an earlier program
+ * of this process, still holds threads; an empty one is replaced),
  * ENOMEM, EMFILE, ENFILE, EXDEV (a path below the process's cgroup leads
  * through a symlink or another mount: the library does not follow it),
- * EEXIST (a directory of the new group's name is there already), ENOTDIR
- * (a path the library uses is not a directory), ENOENT (the parent's
+ * ENOTDIR (a path the library uses is not a directory), ENOENT (the parent's
  * directory was removed), EROFS (cgroupfs read-only), EMEDIUMTYPE (a file
  * opened there is not on cgroupfs: something is mounted over it).
  * rgroup_thread_create(3).

@@ -175,12 +175,32 @@ int rgroup__cg_open_dir(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+static int remove_tree(int parentfd, const char *name, int depth);
+
+/* mkdir the last name of path in its parent opened beneath dirfd, with
+ * the parent's mode; one already there is a leftover of this process's
+ * (below), removed with what is under it before a second try. */
+static int make_own(int pfd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(pfd, &st) < 0)
+		return -errno;
+	if (mkdirat(pfd, name, st.st_mode & 0777) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	remove_tree(pfd, name, 0);
+	if (mkdirat(pfd, name, st.st_mode & 0777) == 0)
+		return 0;
+	return errno == EEXIST ? -EBUSY : -errno;
+}
+
 /* mkdir (make) or rmdir the last name of path, in its parent opened
  * beneath dirfd. */
 static int at_parent(int dirfd, const char *path, int make)
 {
 	const char *name;
-	struct stat st;
 	int f = rgroup__fault(), pfd, r;
 
 	if (f < 0)
@@ -188,8 +208,9 @@ static int at_parent(int dirfd, const char *path, int make)
 	r = open_parent(dirfd, path, &pfd, &name);
 	if (r < 0)
 		return r;
-	if (make ? fstat(pfd, &st) < 0 || mkdirat(pfd, name, st.st_mode & 0777) < 0
-		 : unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+	if (make)
+		r = make_own(pfd, name);
+	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		r = -errno;
 	if (pfd != dirfd)
 		close(pfd);
@@ -200,6 +221,12 @@ static int at_parent(int dirfd, const char *path, int make)
  * The new group (path relative to dirfd) gets its parent's permission bits,
  * never wider: a delegated sgroup owned by a user stays that user's alone.
  * cgroupfs ignores the umask, so the mode is applied as given.
+ * Its name is this process's (pid, start time, pid namespace and an id
+ * unique to the image), so a directory already there was left by an
+ * earlier image of this process: one that exec'd, or was moved away and
+ * back, while a group of it was still busy for a moment. rgroup_gc()
+ * keeps it, its owner being alive; it is removed here instead, and the
+ * group made again (-EBUSY if it still holds threads).
  */
 int rgroup__cg_mkdir(int dirfd, const char *path)
 {

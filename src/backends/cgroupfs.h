@@ -116,8 +116,10 @@ char *rgroup__cg_itoa(char *buf, long long val);
 /* Reads the whole file (NUL-terminated); returns length or -errno. */
 int rgroup__cg_read(int dirfd, const char *file, char *buf, size_t len);
 int rgroup__cg_read_fd(int fd, char *buf, size_t len);
-/* mkdir path (relative to dirfd) with its parent's permission bits,
- * never wider. */
+/* mkdir path (relative to dirfd), a name of this process's own, with its
+ * parent's permission bits, never wider; a directory of that name left
+ * by an earlier image of the process is removed first (-EBUSY if it
+ * cannot be: never -EEXIST). */
 int rgroup__cg_mkdir(int dirfd, const char *path);
 int rgroup__cg_rmdir(int dirfd, const char *path);
 /* Open a cgroup directory by absolute path. */

@@ -23,10 +23,12 @@ static void unbind_one(struct rgroup__node *n, void *arg)
 	rgroup__unbind(n);
 }
 
+/* A group whose removal did not finish is still bound: only its
+ * threads go back. */
 static int bind_one(struct rgroup__node *n, void *arg)
 {
 	int *err = arg;
-	int r = rgroup__be_create(st->be, n);
+	int r = n->bound ? 0 : rgroup__be_create(st->be, n);
 
 	if (r < 0) {
 		*err = r;
@@ -40,8 +42,10 @@ static int bind_one(struct rgroup__node *n, void *arg)
 	return 0;
 }
 
-void rgroup__unbind_all(int evacuate)
+static void unbind_all_once(void)
 {
+	int evacuate = 1;
+
 	rgroup__drop_spares(evacuate);
 	rgroup__walk_post(st->top, unbind_one, &evacuate);
 }
@@ -155,17 +159,17 @@ static int members_moved(void)
 	return st->be->group_of(st->be->priv, tid, &n) == 0;
 }
 
-/* Evacuate and remove every group; one that a thread still keeps busy
- * for a moment (born into it, or joined and not yet out of its cgroup)
- * is tried again, 1 ms apart, UNBIND_TRIES times at most. Lock held. */
-static void unbind_until_free(void)
+/* One that a thread still keeps busy for a moment (born into it, or
+ * joined and not yet out of its cgroup) is tried again, 1 ms apart,
+ * UNBIND_TRIES times at most. */
+void rgroup__unbind_all(void)
 {
-	rgroup__unbind_all(1);
+	unbind_all_once();
 	for (int i = 0; i < UNBIND_TRIES && still_bound(); i++) {
 		struct timespec ms = { 0, 1000000 };
 
 		nanosleep(&ms, NULL);
-		rgroup__unbind_all(1);
+		unbind_all_once();
 	}
 }
 
@@ -184,7 +188,7 @@ void rgroup__follow_migration(void)
 		return;
 	rebind_begin();
 	if (st->attached) {
-		unbind_until_free();
+		rgroup__unbind_all();
 		rgroup__be_detach(st->be);
 		st->attached = 0;
 	}
@@ -236,7 +240,7 @@ __attribute__((destructor)) static void rgroup_fini(void)
 	rgroup__lock();
 	st->shutdown = 1;
 	if (st->attached) {
-		unbind_until_free();
+		rgroup__unbind_all();
 		rgroup__be_detach(st->be);
 		st->attached = 0;
 	}

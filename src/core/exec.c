@@ -56,7 +56,7 @@ static void exec_prepare(void)
 	}
 	rgroup__lock();
 	if ((st->ngroups || rgroup__any_spares()) && st->attached) {
-		rgroup__unbind_all(1);
+		rgroup__unbind_all();
 		st->dismantled = 1;
 	}
 	if (st->be->quiesce)

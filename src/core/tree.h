@@ -256,9 +256,11 @@ int rgroup__attach(void);
 int rgroup__start_keeper(void);
 /* A spare below parent, ready to be a group at nice `nice`, or NULL. */
 struct rgroup__node *rgroup__take_spare(struct rgroup__node *parent, int nice);
-/* Remove the tree's backend groups, keeping the tree (evacuate: move
- * their threads to the sgroup first), and make them again. Lock held. */
-void rgroup__unbind_all(int evacuate);
+/* Remove the tree's backend groups, keeping the tree (their threads
+ * moved to the sgroup first), and make them again; a group that stays
+ * busy stays bound, and binding again only puts its threads back.
+ * Lock held. */
+void rgroup__unbind_all(void);
 int rgroup__bind_all(void);
 /* A new thread's unlocked placement (birth.c): rgroup__place_begin()
  * returns 1 when it may place itself now, 0 when the keeper is rebinding

@@ -104,6 +104,22 @@ static void finish(struct rt_proc *p)
 	close(p->err);
 }
 
+/* What the kernel says of a thread, for a failure's message: its name
+ * and its cgroup lines. */
+static const char *kernel_says(pid_t pid, pid_t tid)
+{
+	static char out[1024];
+	char file[64], comm[32] = "?", cg[900] = "?";
+
+	snprintf(file, sizeof(file), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	rgt_read(file, comm, sizeof(comm));
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(file, sizeof(file), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
+	rgt_read(file, cg, sizeof(cg));
+	snprintf(out, sizeof(out), "thread %d '%s', cgroup %s", (int)tid, comm, cg);
+	return out;
+}
+
 /* Wait until every listed thread is placed (the governor publishes its
  * state every 250 ms) or 3 s pass. */
 static void settle(pid_t pid, const pid_t *tids, int n)
@@ -385,7 +401,8 @@ static void exec_program(int inherit)
 	      "the exec'd program starts outside every group (rule 7), is in '%s'", w);
 	if (inherit) {
 		settle(p.pid, &named, 1);
-		CHECK(where(p.pid, named, w, sizeof(w)) == 0 && w[0], "its 'work-x' is placed");
+		CHECK(where(p.pid, named, w, sizeof(w)) == 0 && w[0], "its 'work-x' is placed (%s)",
+		      kernel_says(p.pid, named));
 	} else {
 		rt_sleep(0.5);
 		CHECK(where(p.pid, named, w, sizeof(w)) == 0 && w[0] == '\0',
@@ -435,7 +452,8 @@ static void spawn_program(const char *how)
 	CHECK(where(child, child, w, sizeof(w)) == 0 && w[0] == '\0',
 	      "%s: the child starts outside every group (rule 7), is in '%s'", how, w);
 	settle(child, &named, 1);
-	CHECK(where(child, named, w, sizeof(w)) == 0 && w[0], "%s: the child's 'work-x' is placed", how);
+	CHECK(where(child, named, w, sizeof(w)) == 0 && w[0], "%s: the child's 'work-x' is placed (%s)",
+	      how, kernel_says(child, named));
 	finish(&p);
 }
 

@@ -484,6 +484,167 @@ static void teardown(void)
 	      scn_count_groups(sgdir, 0));
 }
 
+/* ---- An earlier program's leftover ------------------------------------ */
+
+/*
+ * A process names its groups after its pid, start time and the group's
+ * id, which restart at 1 in a new program: after an exec, a directory the
+ * old program could not remove in time has the name of the new program's
+ * group. rgroup_gc() keeps it (its owner is alive); the library replaces
+ * it, with what is under it, when it makes that group, and says EBUSY
+ * while a thread is still in it. A child process plays the new program:
+ * it makes its own leftovers, top-level groups 1-8 each with a nested
+ * one, as an old program would have left them.
+ */
+struct leftover {
+	int busy;              /* creation while a thread holds leftover 1 */
+	int still_there;       /* ... and leftover 1 stays */
+	int made, nested;      /* creation of a group and one nested in it */
+	int placed;            /* the threads are in the groups' directories */
+	char where[2][PATH_MAX];
+};
+
+static volatile int leftover_go;
+static volatile pid_t leftover_tid;
+
+static void *leftover_sleeper(void *p)
+{
+	__atomic_store_n(&leftover_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&leftover_go, __ATOMIC_ACQUIRE))
+		scn_sleep(0.001);
+	return p;
+}
+
+/* One write of val to a cgroup file: 0 or -1. */
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = -1;
+
+	if (fd >= 0) {
+		r = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+		close(fd);
+	}
+	return r;
+}
+
+/* The calling thread's cgroup, relative to the sgroup's parent path. */
+static void own_cgroup(char *out, size_t len)
+{
+	char text[4096], file[64];
+
+	out[0] = '\0';
+	snprintf(file, sizeof(file), "/proc/self/task/%d/cgroup", (int)syscall(SYS_gettid));
+	if (rgt_read(file, text, sizeof(text)) > 0)
+		rgroup__parse_proc_cgroup(text, scn_sg.v2 ? NULL : "cpu", out, len);
+}
+
+static struct leftover *lo;
+
+static void *leftover_leaf(void *p)
+{
+	own_cgroup(lo->where[1], sizeof(lo->where[1]));
+	return p;
+}
+
+static void *leftover_top(void *p)
+{
+	pthread_t t;
+
+	own_cgroup(lo->where[0], sizeof(lo->where[0]));
+	lo->nested = rgroup_thread_create(&t, NULL, RGROUP_NEW, leftover_leaf, NULL);
+	if (lo->nested == 0)
+		pthread_join(t, NULL);
+	return p;
+}
+
+static void __attribute__((noreturn)) leftover_child(void)
+{
+	char name[3][96], path[PATH_MAX * 2], stat[1024], tid[24];
+	const char *tids = scn_sg.v2 ? "cgroup.threads" : "tasks";
+	uint64_t start = 0, ns = rgroup__pidns_self();
+	pthread_t sleeper, t;
+
+	if (rgt_read("/proc/self/stat", stat, sizeof(stat)) < 0 ||
+	    rgroup__parse_stat_starttime(stat, &start) < 0)
+		_exit(2);
+	for (uint64_t id = 1; id <= 8; id++) {
+		rgroup__format_dirname_ns(name[0], sizeof(name[0]), getpid(), start, ns, id);
+		rgroup__format_dirname_ns(name[1], sizeof(name[1]), getpid(), start, ns, id + 100);
+		snprintf(path, sizeof(path), "%s/%s", sgdir, name[0]);
+		if (mkdir(path, 0755) < 0)
+			_exit(3);
+		snprintf(path, sizeof(path), "%s/%s/%s", sgdir, name[0], name[1]);
+		if (mkdir(path, 0755) < 0)
+			_exit(3);
+	}
+	/* A thread of ours in leftover 1's nested directory. */
+	rgroup__format_dirname_ns(name[0], sizeof(name[0]), getpid(), start, ns, 1);
+	rgroup__format_dirname_ns(name[1], sizeof(name[1]), getpid(), start, ns, 101);
+	if (pthread_create(&sleeper, NULL, leftover_sleeper, NULL) != 0)
+		_exit(4);
+	for (int i = 0; i < 2 && scn_sg.v2; i++) {
+		snprintf(path, sizeof(path), "%s/%s%s%s/cgroup.type", sgdir, name[0], i ? "/" : "",
+			 i ? name[1] : "");
+		if (write_file(path, "threaded") < 0)
+			_exit(5);
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s/%s", sgdir, name[0], name[1], tids);
+	while (!__atomic_load_n(&leftover_tid, __ATOMIC_ACQUIRE))
+		scn_sleep(0.001);
+	snprintf(tid, sizeof(tid), "%d", (int)leftover_tid);
+	if (write_file(path, tid) < 0)
+		_exit(6);
+	lo->busy = rgroup_thread_create(&t, NULL, RGROUP_NEW, leftover_top, NULL);
+	snprintf(path, sizeof(path), "%s/%s/%s", sgdir, name[0], name[1]);
+	lo->still_there = rgt_exists(path);
+	/* The thread leaves: the next group takes a leftover's place. */
+	snprintf(path, sizeof(path), "%s/%s", sgdir, tids);
+	if (write_file(path, tid) < 0)
+		_exit(7);
+	__atomic_store_n(&leftover_go, 1, __ATOMIC_RELEASE);
+	pthread_join(sleeper, NULL);
+	lo->made = rgroup_thread_create(&t, NULL, RGROUP_NEW, leftover_top, NULL);
+	if (lo->made == 0)
+		pthread_join(t, NULL);
+	_exit(0);   /* the leftovers not replaced stay: gc's, after */
+}
+
+static void own_leftover(void)
+{
+	char mine[PATH_MAX], want[PATH_MAX];
+	int status = -1, left;
+	pid_t pid;
+
+	lo = mmap(NULL, sizeof(*lo), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(lo != MAP_FAILED, "shared memory");
+	if (lo == MAP_FAILED)
+		return;
+	memset(lo, 0, sizeof(*lo));
+	pid = fork();
+	if (pid == 0)
+		leftover_child();
+	CHECK(pid > 0 && rgt_wait_child(pid, 30.0, &status) == 0 && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "the child ran (status %#x)", status);
+	CHECK(lo->busy == EBUSY, "a leftover that holds a thread: EBUSY (%d, %s)", lo->busy,
+	      strerror(lo->busy));
+	CHECK(lo->still_there, "and the leftover that holds a thread stays");
+	CHECK(lo->made == 0 && lo->nested == 0, "then a group and a nested one are made (%s, %s)",
+	      strerror(lo->made), strerror(lo->nested));
+	/* In their own directories, by their names: the leftovers' names. */
+	snprintf(mine, sizeof(mine), "%s/rgroup-%d-", sg, (int)pid);
+	CHECK(strncmp(lo->where[0], mine, strlen(mine)) == 0 && !strchr(lo->where[0] + strlen(sg) + 1, '/'),
+	      "the group's thread is in a top-level directory of the child's: %s", lo->where[0]);
+	snprintf(want, sizeof(want), "%s/rgroup-%d-", lo->where[0], (int)pid);
+	CHECK(strncmp(lo->where[1], want, strlen(want)) == 0,
+	      "the nested group's thread is in a directory below it: %s", lo->where[1]);
+	/* What the child did not replace is its leftovers', for gc now. */
+	left = scn_count_groups(sgdir, pid);
+	CHECK(left > 0 && rgroup_gc(sgdir) == left, "rgroup_gc() removes the %d leftovers left", left);
+	CHECK(scn_count_groups(sgdir, 0) == 1, "only the live-owner directory is left (%d)",
+	      scn_count_groups(sgdir, 0));
+	munmap(lo, sizeof(*lo));
+}
+
 /* A directory outside cgroupfs whose subdirectories look like the
  * library's, of a dead owner: neither rgroup_gc() nor the command removes
  * them. */
@@ -834,6 +995,7 @@ static const struct rgt_case cases[] = {
 	{ "gc-library", collect_lib },
 	{ "gc-command", collect_command },
 	{ "teardown", teardown },
+	{ "own-leftover", own_leftover },
 	{ "ns-host-gc", ns_host_gc },
 	{ "ns-inner-gc", ns_inner_gc },
 	{ "ns-files", ns_files },
