@@ -672,7 +672,7 @@ int rgroup__format_name(char *out, size_t len, pid_t pid, const char *fmt, ...)
  * format may grow); a thread in no rgroup reads all zeros. -EINVAL for
  * anything else.
  */
-int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
+static int parse_kgroup(const char *text, struct rgroup__kgroup *g, int list)
 {
 	uint64_t v[10] = { 0 };
 	const char *p = text;
@@ -697,20 +697,31 @@ int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
 	}
 	if (*p && *p != ' ' && *p != '\n')
 		return -EINVAL;
-	if (v[2] > 32 || (int64_t)v[3] < -20 || (int64_t)v[3] > 19 || v[5] > 1)
+	if (v[2] > 32 || (int64_t)v[3] < -20 || (int64_t)v[3] > 19 || (!list && v[5] > 1))
 		return -EINVAL;
 	g->id = v[0];
 	g->parent = v[1];
 	g->depth = (unsigned int)v[2];
 	g->nice = (int)(int64_t)v[3];
 	g->usage_ns = v[4];
-	g->attached = (int)v[5];
+	g->attached = list ? 0 : (int)v[5];
+	g->threads = list ? v[5] : 0;
 	g->has_cap = n == 10;
 	g->cap_quota_us = v[6];
 	g->cap_period_us = v[7];
 	g->nr_throttled = v[8];
 	g->throttled_us = v[9];
 	return 0;
+}
+
+int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g)
+{
+	return parse_kgroup(text, g, 0);
+}
+
+int rgroup__parse_kgroup_list(const char *text, struct rgroup__kgroup *g)
+{
+	return parse_kgroup(text, g, 1);
 }
 
 /*

@@ -76,8 +76,13 @@ struct rgroup__kgroup {
 	int has_cap;                  /* the four fields below were there */
 	uint64_t cap_quota_us, cap_period_us;   /* 0 0: no cap */
 	uint64_t nr_throttled, throttled_us;
+	uint64_t threads;             /* a /proc/<pid>/rgroups line's */
 };
 int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g);
+/* One line of /proc/<pid>/rgroups: the same fields, but the sixth counts
+ * the process's threads in the group itself (0 for a group that holds
+ * only nested ones), in g->threads; g->attached is 0. */
+int rgroup__parse_kgroup_list(const char *text, struct rgroup__kgroup *g);
 
 /* rgroup directory names: "rgroup-<pid>-<starttime>-<id>". */
 int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,

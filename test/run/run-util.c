@@ -255,7 +255,7 @@ static int native_where(pid_t pid, pid_t tid, char *out, size_t len)
 		return -1;
 	for (line = text; *line && n < 64; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
 		struct rgroup__kgroup k;
-		if (rgroup__parse_kgroup(line, &k) == 0) {
+		if (rgroup__parse_kgroup_list(line, &k) == 0) {
 			ids[n] = k.id;
 			parents[n++] = k.parent;
 		}

@@ -729,17 +729,17 @@ static void test_kgroup(void **state)
 		int ret;
 		struct rgroup__kgroup g;
 	} cases[] = {
-		{ "in none", "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
-		{ "nested", "17 16 2 5 123456789 1\n", 0, { 17, 16, 2, 5, 123456789, 1, 0, 0, 0, 0, 0 } },
-		{ "nice -20", "3 0 1 -20 0 1\n", 0, { 3, 0, 1, -20, 0, 1, 0, 0, 0, 0, 0 } },
-		{ "nice 19, no newline", "3 0 1 19 0 0", 0, { 3, 0, 1, 19, 0, 0, 0, 0, 0, 0, 0 } },
-		{ "no cap fields (an older kernel)", "9 0 1 0 5 1\n", 0, { 9, 0, 1, 0, 5, 1, 0, 0, 0, 0, 0 } },
+		{ "in none", "0 0 0 0 0 0\n", 0, { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+		{ "nested", "17 16 2 5 123456789 1\n", 0, { 17, 16, 2, 5, 123456789, 1, 0, 0, 0, 0, 0, 0 } },
+		{ "nice -20", "3 0 1 -20 0 1\n", 0, { 3, 0, 1, -20, 0, 1, 0, 0, 0, 0, 0, 0 } },
+		{ "nice 19, no newline", "3 0 1 19 0 0", 0, { 3, 0, 1, 19, 0, 0, 0, 0, 0, 0, 0, 0 } },
+		{ "no cap fields (an older kernel)", "9 0 1 0 5 1\n", 0, { 9, 0, 1, 0, 5, 1, 0, 0, 0, 0, 0, 0 } },
 		{ "cap and throttling", "9 0 1 0 5 1 20000 100000 3 12345\n", 0,
-		  { 9, 0, 1, 0, 5, 1, 1, 20000, 100000, 3, 12345 } },
-		{ "no cap", "9 0 1 0 5 1 0 0 0 0\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0 } },
-		{ "fields appended", "9 0 1 0 5 1 0 0 0 0 77 x\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0 } },
+		  { 9, 0, 1, 0, 5, 1, 1, 20000, 100000, 3, 12345, 0 } },
+		{ "no cap", "9 0 1 0 5 1 0 0 0 0\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0, 0 } },
+		{ "fields appended", "9 0 1 0 5 1 0 0 0 0 77 x\n", 0, { 9, 0, 1, 0, 5, 1, 1, 0, 0, 0, 0, 0 } },
 		{ "cap cut short", "9 0 1 0 5 1 20000 100000\n", -EINVAL, { 0 } },
-		{ "depth 32", "9 8 32 0 5 1\n", 0, { 9, 8, 32, 0, 5, 1, 0, 0, 0, 0, 0 } },
+		{ "depth 32", "9 8 32 0 5 1\n", 0, { 9, 8, 32, 0, 5, 1, 0, 0, 0, 0, 0, 0 } },
 		{ "depth 33", "9 8 33 0 5 1\n", -EINVAL, { 0 } },
 		{ "nice 20", "3 0 1 20 0 1\n", -EINVAL, { 0 } },
 		{ "nice -21", "3 0 1 -21 0 1\n", -ERANGE, { 0 } },
@@ -754,7 +754,7 @@ static void test_kgroup(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct rgroup__kgroup g = { 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42 };
+		struct rgroup__kgroup g = { 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 0 };
 		int r = rgroup__parse_kgroup(cases[i].text, &g);
 
 		if (r != cases[i].ret)
@@ -774,6 +774,24 @@ static void test_kgroup(void **state)
 		if (r < 0 && g.id != 42)
 			fail_msg("case \"%s\": output written on failure", cases[i].name);
 	}
+}
+
+/* A /proc/PID/rgroups line: the sixth field counts threads. */
+static void test_kgroup_list(void **state)
+{
+	struct rgroup__kgroup g = { 0 };
+
+	(void)state;
+	assert_int_equal(rgroup__parse_kgroup_list("2 1 2 10 49435940 22 0 0 0 0\n", &g), 0);
+	assert_true(g.id == 2 && g.parent == 1 && g.depth == 2 && g.nice == 10 && g.threads == 22 &&
+		    g.attached == 0 && g.has_cap);
+	assert_int_equal(rgroup__parse_kgroup_list("1 0 1 0 5 0 80000 100000 0 0\n2 1 2 0 5 3\n", &g), 0);
+	assert_true(g.id == 1 && g.threads == 0 && g.cap_quota_us == 80000);
+	/* The per-thread file has no such count: 22 is no "attached". */
+	assert_int_equal(rgroup__parse_kgroup("2 1 2 10 49435940 22\n", &g), -EINVAL);
+	assert_int_equal(rgroup__parse_kgroup_list("2 1 33 10 49435940 22\n", &g), -EINVAL);
+	assert_int_equal(rgroup__parse_kgroup("2 1 2 10 49435940 1\n", &g), 0);
+	assert_true(g.attached == 1 && g.threads == 0);
 }
 
 /* ---- directory names ------------------------------------------------------- */
@@ -1238,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_stat_starttime),
 		cmocka_unit_test(test_stat_cpu),
 		cmocka_unit_test(test_kgroup),
+		cmocka_unit_test(test_kgroup_list),
 		cmocka_unit_test(test_dirname_roundtrip),
 		cmocka_unit_test(test_dirname_format_errors),
 		cmocka_unit_test(test_dirname_parse_rejects),
