@@ -46,6 +46,19 @@ struct pr_rgroup_cap {
 };
 #endif
 
+#ifndef PR_RGROUP_BY_ID
+/* Or'ed into an operation: arg3 is an rgroup id of the process, not a tid */
+#define PR_RGROUP_BY_ID 0x100
+/* PR_RGROUP_ENTER, arg5: the thread that enters (0: the caller); arg4
+ * with PR_RGROUP_ENTER_NEW: a chain of n new rgroups, the thread in the last */
+#define PR_RGROUP_ENTER_LEVELS_SHIFT 8
+#define PR_RGROUP_ENTER_LEVELS_MASK (0xffUL << PR_RGROUP_ENTER_LEVELS_SHIFT)
+#define PR_RGROUP_ENTER_LEVELS(n) ((unsigned long)(n) << PR_RGROUP_ENTER_LEVELS_SHIFT)
+/* PRIO_RGRP's set and get (arg4: the nice value; get returns 20 - nice) */
+#define PR_RGROUP_SET_NICE 6
+#define PR_RGROUP_GET_NICE 7
+#endif
+
 /* The series' nesting limit is <rgroup.h>'s RGROUP_MAX_DEPTH (ENOSPC
  * beyond); check-uapi.py compares the two. */
 

@@ -2,8 +2,10 @@
 /*
  * test-clone.c - rule 1 on the native kernel: clone3(CLONE_NEWRGRP), the
  * per-thread one-shot PR_RGROUP_SET_NEXT_NEW that pthread_create() uses,
- * enter-once PR_RGROUP_ENTER, and their errors; what a new thread's
- * /proc/PID/task/TID/rgroup line says.
+ * enter-once PR_RGROUP_ENTER (by the thread itself and by another thread
+ * of its process, into an rgroup named by a member or by its id, or into
+ * a chain of new ones), PR_RGROUP_BY_ID for the weight and the cap, and
+ * their errors; what a new thread's /proc/PID/task/TID/rgroup line says.
  *
  * Cases that need a thread in no rgroup (every process's main thread is in
  * none) or that enter once run in a fork()ed child.
@@ -271,8 +273,10 @@ static int enter_top_child(void *arg)
 	CHECK(setpriority(PRIO_PROCESS, 0, 2) == 0, "nice 2");
 	CHECK(nt_enter(0, 0) == -1 && errno == EINVAL, "tid 0 without NEW: EINVAL");
 	CHECK(nt_enter(0, 2) == -1 && errno == EINVAL, "unknown flag: EINVAL");
-	CHECK(prctl(PR_RGROUP, PR_RGROUP_ENTER, 0, PR_RGROUP_ENTER_NEW, 1) == -1 && errno == EINVAL,
-	      "arg5 set: EINVAL");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_ENTER, 0, PR_RGROUP_ENTER_NEW, 1) == -1 && errno == ESRCH,
+	      "arg5 a thread of another process: ESRCH");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_ENTER, 0, PR_RGROUP_ENTER_NEW, 1UL << 31) == -1 &&
+	      errno == EINVAL, "arg5 beyond a pid: EINVAL");
 	CHECK(nt_enter(0, PR_RGROUP_ENTER_NEW) == 0, "enter a new top-level rgroup: %s", strerror(errno));
 	CHECK(nt_rg_read(0, nt_gettid(), &rg) == 0 && rg.id > 0 && rg.depth == 1 && rg.parent == 0,
 	      "top-level rgroup entered");
@@ -337,6 +341,247 @@ static void enter_once(void)
 	nt_in_child("enter nested", enter_nested_child, NULL);
 }
 
+/* --- Another thread enters, by id, in a chain ------------------------------- */
+
+static long enter_as(unsigned long op_flags, unsigned long ref, unsigned long flags, pid_t who)
+{
+	return prctl(PR_RGROUP, PR_RGROUP_ENTER | op_flags, ref, flags, (unsigned long)who);
+}
+
+/* Lines of /proc/self/rgroups: how many rgroups the process has. */
+static int count_rgroups(void)
+{
+	char buf[65536];
+	int n = 0;
+
+	if (nt_read_file("/proc/self/rgroups", buf, sizeof(buf)) < 0)
+		return -1;
+	for (const char *p = buf; (p = strchr(p, '\n')); p++)
+		n++;
+	return n;
+}
+
+/* Is the rgroup with this id listed? Its line in *rg if so. */
+static int listed(uint64_t id, struct nt_rg *rg)
+{
+	char buf[65536];
+	const char *line = buf;
+
+	if (nt_read_file("/proc/self/rgroups", buf, sizeof(buf)) < 0)
+		return 0;
+	for (; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if (rgroup__parse_kgroup_list(line, rg) == 0 && rg->id == id)
+			return 1;
+	return 0;
+}
+
+static int enter_other_child(void *arg)
+{
+	struct nt_agent a, b, c;
+	struct nt_rg rg;
+	(void)arg;
+	rgt_failures = 0; /* this child's own count */
+
+	CHECK(nt_agent_start(&a, 1) == 0 && nt_agent_start(&b, 0) == 0 && nt_agent_start(&c, 0) == 0,
+	      "agents");
+	uint64_t aid = nt_rg_id(a.tid);
+	CHECK(enter_as(0, a.tid, 0, b.tid) == 0, "b put in a's rgroup by the main thread: %s",
+	      strerror(errno));
+	CHECK(nt_rg_id(b.tid) == aid, "b is in a's rgroup");
+	CHECK(nt_rg_read(0, b.tid, &rg) == 0 && rg.attached == 1, "and scheduled there");
+	CHECK(nt_rg_id(nt_gettid()) == 0, "the caller stays where it was");
+	CHECK(enter_as(0, a.tid, 0, b.tid) == -1 && errno == EBUSY, "b once only: EBUSY");
+	CHECK(setpriority(PRIO_PROCESS, (id_t)c.tid, 6) == 0, "c at nice 6");
+	CHECK(enter_as(0, 0, PR_RGROUP_ENTER_NEW, c.tid) == 0, "c put in a new top-level rgroup: %s",
+	      strerror(errno));
+	CHECK(nt_rg_read(0, c.tid, &rg) == 0 && rg.depth == 1 && rg.nice == 6,
+	      "at c's own nice (depth %u nice %d)", rg.depth, rg.nice);
+	CHECK(enter_as(0, a.tid, 0, 1) == -1 && errno == ESRCH, "a thread of another process: ESRCH");
+	CHECK(enter_as(0, a.tid, 0, 4194304) == -1 && errno == ESRCH, "no such thread: ESRCH");
+	nt_agent_stop(&a);
+	nt_agent_stop(&b);
+	nt_agent_stop(&c);
+	return rgt_failures ? 1 : 0;
+}
+
+/* Two threads enter the same third at once, into two rgroups: one wins. */
+struct race {
+	volatile int start, done;
+	unsigned long ref;
+	pid_t target;
+	long result;
+	int err;
+};
+
+static void *racer(void *p)
+{
+	struct race *r = p;
+
+	while (!__atomic_load_n(&r->start, __ATOMIC_ACQUIRE))
+		;
+	r->result = enter_as(0, r->ref, 0, r->target);
+	r->err = errno;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int enter_race_child(void *arg)
+{
+	struct nt_agent a, b;
+	int both = 0, none = 0, wrong = 0, exits = 0, rounds = 300;
+	(void)arg;
+	rgt_failures = 0; /* this child's own count */
+
+	CHECK(nt_agent_start(&a, 1) == 0 && nt_agent_start(&b, 1) == 0, "two rgroups");
+	uint64_t ids[2] = { nt_rg_id(a.tid), nt_rg_id(b.tid) };
+	int base = count_rgroups();
+	for (int i = 0; i < rounds; i++) {
+		struct nt_raw t = { 0 };
+		struct race r[2] = { { .ref = (unsigned long)a.tid }, { .ref = (unsigned long)b.tid } };
+		pthread_t th[2];
+		volatile int stop = 0;
+		/* Every third round the target exits while it is entered. */
+		int exiting = i % 3 == 2;
+		int tid = nt_raw_start(&t, 0, exiting ? nt_rt_spin : nt_rt_wait, (void *)&stop);
+
+		if (tid < 0)
+			break;
+		r[0].target = r[1].target = tid;
+		pthread_create(&th[0], NULL, racer, &r[0]);
+		pthread_create(&th[1], NULL, racer, &r[1]);
+		__atomic_store_n(&r[0].start, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&r[1].start, 1, __ATOMIC_RELEASE);
+		if (exiting)
+			nt_wake(&stop);
+		pthread_join(th[0], NULL);
+		pthread_join(th[1], NULL);
+		int won = (r[0].result == 0) + (r[1].result == 0);
+		if (exiting) {
+			exits++;
+			both += won > 1;
+		} else {
+			uint64_t id = nt_rg_id(tid);
+			both += won != 1;
+			none += won == 0;
+			wrong += won == 1 && id != ids[r[0].result == 0 ? 0 : 1];
+			wrong += won == 1 && (r[r[0].result == 0 ? 1 : 0].err != EBUSY);
+		}
+		nt_wake(&stop);
+		nt_raw_join(&t);
+	}
+	CHECK(both == 0 && none == 0 && wrong == 0,
+	      "%d rounds: exactly one of two racing entries won, the loser got EBUSY (both or none %d, wrong %d)",
+	      rounds, both, wrong);
+	CHECK(exits == rounds / 3, "%d rounds raced the target's exit", exits);
+	double end = nt_now() + 2;
+	while (count_rgroups() != base && nt_now() < end)
+		nt_sleep(0.01);
+	CHECK(count_rgroups() == base, "no rgroup left over (%d, %d before)", count_rgroups(), base);
+	nt_agent_stop(&a);
+	nt_agent_stop(&b);
+	return rgt_failures ? 1 : 0;
+}
+
+static int enter_chain_child(void *arg)
+{
+	struct nt_agent a, b, c, d, e;
+	struct nt_rg rg, mid, low;
+	struct pr_rgroup_cap cap = { 20000, 100000 }, got = { 0 };
+	(void)arg;
+	rgt_failures = 0; /* this child's own count */
+
+	CHECK(nt_agent_start(&a, 1) == 0 && nt_agent_start(&b, 0) == 0 && nt_agent_start(&c, 0) == 0 &&
+	      nt_agent_start(&d, 0) == 0 && nt_agent_start(&e, 0) == 0, "agents");
+	uint64_t aid = nt_rg_id(a.tid);
+	int base = count_rgroups();
+
+	/* Errors first: none of them leaves anything behind. */
+	CHECK(enter_as(PR_RGROUP_BY_ID, 0, 0, b.tid) == -1 && errno == EINVAL, "id 0: EINVAL");
+	CHECK(enter_as(PR_RGROUP_BY_ID, 1UL << 40, 0, b.tid) == -1 && errno == ESRCH,
+	      "an id no rgroup has: ESRCH");
+	CHECK(enter_as(0, a.tid, PR_RGROUP_ENTER_LEVELS(2), b.tid) == -1 && errno == EINVAL,
+	      "levels without NEW: EINVAL");
+	CHECK(enter_as(0, a.tid, PR_RGROUP_ENTER_NEW | PR_RGROUP_ENTER_LEVELS(RGROUP_MAX_DEPTH + 1),
+		       b.tid) == -1 && errno == EINVAL, "more levels than the limit: EINVAL");
+	CHECK(enter_as(PR_RGROUP_BY_ID, aid, PR_RGROUP_ENTER_NEW | PR_RGROUP_ENTER_LEVELS(RGROUP_MAX_DEPTH),
+		       b.tid) == -1 && errno == ENOSPC, "a chain past the depth limit: ENOSPC");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_SET_NEXT_NEW | PR_RGROUP_BY_ID, 1, 0, 0) == -1 && errno == EINVAL,
+	      "BY_ID on the one-shot: EINVAL");
+	CHECK(count_rgroups() == base && nt_rg_id(b.tid) == 0, "the errors left nothing (%d, %d)",
+	      count_rgroups(), base);
+
+	/* By id: b joins a's rgroup. */
+	CHECK(enter_as(PR_RGROUP_BY_ID, aid, 0, b.tid) == 0, "b joins rgroup %" PRIu64 " by id: %s", aid,
+	      strerror(errno));
+	CHECK(nt_rg_id(b.tid) == aid, "b is in it");
+
+	/* A chain of three below a's: c in the last, two levels no thread is in. */
+	CHECK(enter_as(PR_RGROUP_BY_ID, aid, PR_RGROUP_ENTER_NEW | PR_RGROUP_ENTER_LEVELS(3), c.tid) == 0,
+	      "c in a chain of three new rgroups: %s", strerror(errno));
+	CHECK(nt_rg_read(0, c.tid, &low) == 0 && low.depth == 4, "c at depth 4 (%u)", low.depth);
+	CHECK(listed(low.parent, &mid) && mid.depth == 3 && listed(mid.parent, &rg) && rg.depth == 2 &&
+	      rg.parent == aid, "its parents: %" PRIu64 " (depth %u) under %" PRIu64 " under a's",
+	      mid.id, mid.depth, rg.id);
+	CHECK(count_rgroups() == base + 3, "three new rgroups listed (%d)", count_rgroups() - base);
+	uint64_t top = rg.id;
+
+	/* The memberless ones by id: d joins the upper one, e a new one under the middle one. */
+	CHECK(enter_as(PR_RGROUP_BY_ID, top, 0, d.tid) == 0 && nt_rg_id(d.tid) == top,
+	      "d joins the chain's upper rgroup by id: %s", strerror(errno));
+	CHECK(enter_as(PR_RGROUP_BY_ID, mid.id, PR_RGROUP_ENTER_NEW, e.tid) == 0 &&
+	      nt_rg_read(0, e.tid, &rg) == 0 && rg.parent == mid.id,
+	      "e in a new rgroup under the middle one: %s", strerror(errno));
+
+	/* Weight and cap of the middle one, which no thread names. */
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_SET_NICE | PR_RGROUP_BY_ID, mid.id, 7, 0) == 0,
+	      "PR_RGROUP_SET_NICE by id: %s", strerror(errno));
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_NICE | PR_RGROUP_BY_ID, mid.id, 0, 0) == 13,
+	      "PR_RGROUP_GET_NICE by id: 20 - 7");
+	CHECK(listed(mid.id, &rg) && rg.nice == 7, "its /proc line says nice %d", rg.nice);
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_SET_NICE | PR_RGROUP_BY_ID, mid.id, 100, 0) == 0 &&
+	      listed(mid.id, &rg) && rg.nice == 19, "clamped to 19 (%d)", rg.nice);
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_SET_NICE, c.tid, (unsigned long)-3L, 0) == 0 &&
+	      prctl(PR_RGROUP, PR_RGROUP_GET_NICE, c.tid, 0, 0) == 23 && nt_getprio(c.tid) == -3,
+	      "PR_RGROUP_SET_NICE by thread, as PRIO_RGRP: %s", strerror(errno));
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_SET_CAP | PR_RGROUP_BY_ID, mid.id, (unsigned long)&cap,
+		    sizeof(cap)) == 0, "PR_RGROUP_SET_CAP by id: %s", strerror(errno));
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_CAP | PR_RGROUP_BY_ID, mid.id, (unsigned long)&got,
+		    sizeof(got)) == 0 && got.quota_us == 20000 && got.period_us == 100000,
+	      "PR_RGROUP_GET_CAP by id: %llu/%llu", got.quota_us, got.period_us);
+	CHECK(listed(mid.id, &rg) && rg.has_cap && rg.cap_quota_us == 20000, "its /proc line has the cap");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_NICE | PR_RGROUP_BY_ID, 0, 0, 0) == -1 && errno == EINVAL,
+	      "GET_NICE by id 0: EINVAL");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_NICE | PR_RGROUP_BY_ID, 1UL << 40, 0, 0) == -1 &&
+	      errno == ESRCH, "GET_NICE by an unknown id: ESRCH");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_NICE, c.tid, 1, 0) == -1 && errno == EINVAL,
+	      "GET_NICE with arg4: EINVAL");
+
+	/* Rule 3: when c and e go, the middle and lower rgroups go; the upper
+	 * one stays while d is in it. */
+	nt_agent_stop(&c);
+	nt_agent_stop(&e);
+	double end = nt_now() + 2;
+	while ((listed(mid.id, &rg) || listed(low.id, &rg)) && nt_now() < end)
+		nt_sleep(0.01);
+	CHECK(!listed(mid.id, &rg) && !listed(low.id, &rg), "the emptied levels went");
+	CHECK(listed(top, &rg), "the one d is in stays");
+	nt_agent_stop(&d);
+	end = nt_now() + 2;
+	while (listed(top, &rg) && nt_now() < end)
+		nt_sleep(0.01);
+	CHECK(!listed(top, &rg), "and goes with d");
+	nt_agent_stop(&a);
+	nt_agent_stop(&b);
+	return rgt_failures ? 1 : 0;
+}
+
+static void enter_other(void)
+{
+	nt_in_child("another thread enters", enter_other_child, NULL);
+	nt_in_child("two threads race to enter a third", enter_race_child, NULL);
+	nt_in_child("by id and in a chain", enter_chain_child, NULL);
+}
+
 static const struct rgt_case cases[] = {
 	{ "clone3_new_top_level", clone3_new_top_level },
 	{ "clone3_nested_and_join", clone3_nested_and_join },
@@ -344,6 +589,7 @@ static const struct rgt_case cases[] = {
 	{ "clone3_depth_limit", clone3_depth_limit },
 	{ "one_shot_prctl", one_shot_prctl },
 	{ "enter_once", enter_once },
+	{ "enter_other", enter_other },
 };
 
 NT_MAIN(cases)
