@@ -173,6 +173,20 @@ static int ns_inode(const char *name, const char *ns, uint64_t *ino)
 	return 0;
 }
 
+/* The inode of the caller's PID namespace: 0, -errno. A kernel without
+ * PID namespaces (no /proc/self/ns/pid where /proc/self is) has only the
+ * initial one. */
+static int self_pidns(uint64_t *ino)
+{
+	int r = ns_inode("self", "pid", ino);
+
+	if (r == -ENOENT && access("/proc/self/stat", F_OK) == 0) {
+		*ino = RGROUP__PIDNS_INIT;
+		return 0;
+	}
+	return r;
+}
+
 /* Does /proc/<name> (a live process) count time as we do? A time
  * namespace moves the boot time that start times count from. 1 yes
  * (also on a kernel without time namespaces), 0 no or cannot tell. */
@@ -218,7 +232,7 @@ uint64_t rgroup__pidns_self(void)
 {
 	uint64_t ino = 0;
 
-	if (ns_inode("self", "pid", &ino) < 0 || ino == RGROUP__PIDNS_INIT)
+	if (self_pidns(&ino) < 0 || ino == RGROUP__PIDNS_INIT)
 		return 0;
 	return ino;
 }
@@ -306,7 +320,7 @@ int rgroup__owner_alive_ns(pid_t pid, uint64_t start, uint64_t pidns)
 	uint64_t owner = pidns ? pidns : RGROUP__PIDNS_INIT, mine = 0;
 	int own;
 
-	if (ns_inode("self", "pid", &mine) < 0)
+	if (self_pidns(&mine) < 0)
 		return 1;   /* cannot tell whose pids these are */
 	own = proc_is_own() == 1;
 	if (mine == owner && own)
