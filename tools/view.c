@@ -394,24 +394,59 @@ static int read_state(struct view *v, uid_t uid)
 
 /* ---- The native kernel's rgroups -------------------------------------------- */
 
+/* Group kg into the native snapshot (kgs[], sr.g): its index, or -1 when
+ * the snapshot is full. */
+static int native_group(struct rgroup__kgroup *kgs, const struct rgroup__kgroup *kg)
+{
+	int i;
+
+	for (i = 0; i < sr.n && sr.g[i].id != kg->id; i++)
+		;
+	if (i < sr.n)
+		return i;
+	if (sr.n == VIEW_MAX_GROUPS)
+		return -1;
+	kgs[sr.n] = *kg;
+	sr.g[sr.n] = (struct rgroup__state_group){
+		.id = kg->id, .parent = kg->parent, .depth = kg->depth,
+		.nice = kg->nice, .weight = rgroup_nice_to_weight(kg->nice),
+		.dead_ns = kg->usage_ns, .throttled_ns = 0,
+	};
+	return sr.n++;
+}
+
 /*
- * On a kernel with native rgroups every thread's /proc/PID/task/TID/rgroup
- * names its group (id, parent, depth, nice, usage of the group and below):
- * 1 and the groups when the process has any, 0 when not (no such file:
- * not that kernel; or no thread in an rgroup). Groups that have no thread
- * of their own (a parent whose threads have all gone) are known from their
- * children's parent ids only: listed with what those say.
+ * On a kernel with native rgroups, the kernel's own account: every group
+ * of the process from /proc/PID/rgroups (id, parent, depth, nice, usage of
+ * the group and below, the cap), also those no thread is in (a nested
+ * rule's parent under `rgroup run`, a group whose threads have gone while
+ * its children live), then each thread's group from its own file
+ * /proc/PID/task/TID/rgroup. 1 and the groups when the process has any, 0
+ * when not (no such file: not that kernel; or no thread in an rgroup).
  */
 static int read_native(struct view *v)
 {
 	static struct rgroup__kgroup kgs[VIEW_MAX_GROUPS];   /* by sr.g's index */
+	enum { LIST_MAX = 1 << 20 };
+	char path[64], *list = malloc(LIST_MAX);
 	int found = 0;
 
 	sr.v = v;
 	sr.n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/rgroups", (int)v->pid);
+	if (list && rgroup__read_path(path, list, LIST_MAX) >= 0) {
+		for (const char *line = list; *line;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+			struct rgroup__kgroup kg;
+
+			if (rgroup__parse_kgroup_list(line, &kg) == 0 && kg.id)
+				native_group(kgs, &kg);
+		}
+	}
+	free(list);
 	for (int t = 0; t < v->nthreads; t++) {
 		struct rgroup__kgroup kg;
-		char path[64], text[256];
+		char text[256];
 		int i;
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/rgroup", (int)v->pid,
@@ -420,25 +455,13 @@ static int read_native(struct view *v)
 		    rgroup__parse_kgroup(text, &kg) < 0)
 			continue;
 		found = 1;
-		if (!kg.id)
+		if (!kg.id || (i = native_group(kgs, &kg)) < 0)
 			continue;
-		for (i = 0; i < sr.n && sr.g[i].id != kg.id; i++)
-			;
-		if (i == sr.n) {
-			if (sr.n == VIEW_MAX_GROUPS)
-				continue;
-			kgs[sr.n] = kg;
-			sr.g[sr.n++] = (struct rgroup__state_group){
-				.id = kg.id, .parent = kg.parent, .depth = kg.depth,
-				.nice = kg.nice, .weight = rgroup_nice_to_weight(kg.nice),
-				.dead_ns = kg.usage_ns, .throttled_ns = 0,
-			};
-		}
 		v->threads[t].group = i;
 	}
 	if (!found || !sr.n)
 		return 0;
-	/* Parents with no thread of their own. */
+	/* A parent the list did not have (made after it was read). */
 	for (int i = 0; i < sr.n && sr.n < VIEW_MAX_GROUPS; i++) {
 		int known = sr.g[i].parent == 0;
 

@@ -11,7 +11,9 @@
  * pthread_create()'s next clone CLONE_NEWRGRP; no thread is ever moved, no
  * file written. The core frees a node when its last thread leaves
  * (self_managed). A node learns its kernel id (for group_of and usage)
- * lazily, from /proc, only when someone asks.
+ * lazily, from /proc, only when someone asks; the kernel is asked about a
+ * group through a member, or by that id where no member is known (the
+ * upper levels of a chain that `rgroup run` made for a nested rule).
  *
  * Rule 10's CPU sets are per-thread affinity (affinity.c), given to the
  * members the kernel lists (/proc/self/task/TID/rgroup); threads born in
@@ -76,6 +78,48 @@ static pid_t member(const struct rgroup__node *n)
 	return n->threads ? n->threads->tid : nn(n)->hint;
 }
 
+/*
+ * Does the kernel name groups by id (PR_RGROUP_BY_ID), and so let a
+ * thread place another and make a chain? An older series answers EINVAL;
+ * asked about an id no group has, the whole series answers ESRCH.
+ */
+static int kernel_names_by_id(void)
+{
+	static int known = -1;
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = prctl(PR_RGROUP, PR_RGROUP_GET_NICE | PR_RGROUP_BY_ID, ULONG_MAX, 0, 0) < 0 &&
+		    errno == ESRCH;
+		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+/* How the kernel is asked about a group: through a member's tid, or by
+ * the group's id (by_id is then PR_RGROUP_BY_ID, or'ed into the prctl
+ * operation). */
+struct kname {
+	unsigned long ref;
+	unsigned long by_id;
+};
+
+/* 0 and *k, or -ESRCH when neither a member nor the id is known. */
+static int name_of(const struct rgroup__node *n, struct kname *k)
+{
+	pid_t tid = member(n);
+
+	if (tid) {
+		*k = (struct kname){ (unsigned long)tid, 0 };
+		return 0;
+	}
+	if (nn(n)->kid && kernel_names_by_id()) {
+		*k = (struct kname){ (unsigned long)nn(n)->kid, PR_RGROUP_BY_ID };
+		return 0;
+	}
+	return -ESRCH;
+}
+
 static int read_kgroup(pid_t tid, struct rgroup__kgroup *g)
 {
 	char path[64], buf[256];
@@ -88,54 +132,132 @@ static int read_kgroup(pid_t tid, struct rgroup__kgroup *g)
 	return rgroup__parse_kgroup(buf, g);
 }
 
-/*
- * Only the calling thread, and only from no rgroup: the kernel's "enter
- * once" (rgroup run's preload). Into n if it has a member, else into a new
- * group nested under n's parent's member (or a new top-level one).
- */
-static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
+/* The line of group kid in /proc/self/rgroups (one line per group of
+ * the process, at most kernel.sched_rgroup_max of them). */
+static int find_kgroup(uint64_t kid, struct rgroup__kgroup *g)
 {
-	pid_t where;
-	unsigned long flags = 0;
-	int r;
+	enum { MAX = 1 << 20 };
+	char *text = malloc(MAX);
+	const char *line;
+	int r = text ? rgroup__read_path("/proc/self/rgroups", text, MAX) : -ENOMEM;
 
-	if (!n || tid != rgroup__self_tid())
-		return -EOPNOTSUPP;   /* the kernel moves no thread */
-	where = member(n);
-	if (!where) {
-		flags = PR_RGROUP_ENTER_NEW;
-		where = n->parent ? member(n->parent) : 0;
-		if (n->parent && !where)
-			return -EOPNOTSUPP;
+	if (r >= 0) {
+		r = -ESRCH;
+		for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+			if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == kid) {
+				r = 0;
+				break;
+			}
 	}
+	free(text);
+	return r;
+}
+
+/* What the kernel says of n: through a member, else by its id. */
+static int read_node(const struct rgroup__node *n, struct rgroup__kgroup *g)
+{
+	pid_t tid = member(n);
+
+	if (tid)
+		return read_kgroup(tid, g);
+	return nn(n)->kid ? find_kgroup(nn(n)->kid, g) : -ESRCH;
+}
+
+/* After an entry made levels new groups, the last n with thread tid in
+ * it: their ids, the last's from the thread, each other's from the one
+ * below (its parent). */
+static void learn_chain(struct rgroup__node *n, pid_t tid, unsigned int levels)
+{
+	struct rgroup__kgroup g;
+
+	if (read_kgroup(tid, &g) < 0 || !g.id)
+		return;
+	nn(n)->kid = g.id;
+	while (--levels && (n = n->parent) && g.parent) {
+		nn(n)->kid = g.parent;
+		if (levels > 1 && find_kgroup(g.parent, &g) < 0)
+			return;
+	}
+}
+
+/*
+ * The kernel's "enter once" (rgroup run's preload), for the thread tid,
+ * which is in no rgroup: into n if the kernel has it, else into a chain
+ * of new groups, the first under the nearest ancestor the kernel has (or
+ * at the top), n the last. An older series lets only the calling thread
+ * enter, and only into a group it can name through a member: anything
+ * else is EOPNOTSUPP there.
+ */
+static int enter(struct rgroup__node *n, pid_t tid)
+{
+	struct rgroup__node *up = n;
+	struct kname k = { 0, 0 };
+	unsigned long flags = 0, who = 0;
+	unsigned int levels = 0;
+	int by_id = kernel_names_by_id(), r;
+
+	if (tid != rgroup__self_tid()) {
+		if (!by_id)
+			return -EOPNOTSUPP;
+		who = (unsigned long)tid;
+	}
+	for (; up && name_of(up, &k) < 0; up = up->parent)
+		levels++;
+	if (!up)
+		k = (struct kname){ 0, 0 };
+	if (levels > 1 && !by_id)
+		return -EOPNOTSUPP;
+	if (levels)
+		flags = PR_RGROUP_ENTER_NEW | (levels > 1 ? PR_RGROUP_ENTER_LEVELS(levels) : 0);
 	r = rgroup__fault();
 	if (r < 0)
 		return r;
-	if (prctl(PR_RGROUP, PR_RGROUP_ENTER, (unsigned long)where, flags, 0) < 0)
-		return -errno;
-	return rgroup__aff_place(n, tid);    /* rule 10 */
+	if (prctl(PR_RGROUP, PR_RGROUP_ENTER | k.by_id, k.ref, flags, who) < 0) {
+		struct rgroup__kgroup g;
+
+		r = -errno;
+		/* A group known by id only went with its last child: the
+		 * chain starts higher up. */
+		if (r == -ESRCH && k.by_id && up && find_kgroup(k.ref, &g) == -ESRCH) {
+			nn(up)->kid = 0;
+			return enter(n, tid);
+		}
+		return r;
+	}
+	if (levels)
+		learn_chain(n, tid, levels);
+	return 0;
 }
 
-/* The member through which the kernel is asked to change n: 0 and *tid,
- * an injected fault, or -ESRCH when the library knows no member. */
-static int change_through(const struct rgroup__node *n, pid_t *tid)
+static int nat_place(void *priv, struct rgroup__node *n, pid_t tid)
+{
+	int r;
+
+	if (!n)
+		return -EOPNOTSUPP;   /* the kernel moves no thread out */
+	r = enter(n, tid);
+	return r < 0 ? r : rgroup__aff_place(n, tid);    /* rule 10 */
+}
+
+/* The name through which the kernel is asked to change n: 0 and *k, an
+ * injected fault, or -ESRCH when the library knows no way to name it. */
+static int change_through(const struct rgroup__node *n, struct kname *k)
 {
 	int r = rgroup__fault();
 
-	if (r < 0)
-		return r;
-	*tid = member(n);
-	return *tid ? 0 : -ESRCH;
+	return r < 0 ? r : name_of(n, k);
 }
 
 static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
 {
-	pid_t tid;
-	int r = change_through(n, &tid);
+	struct kname k;
+	int r = change_through(n, &k);
 
 	if (r < 0)
 		return r;
-	if (setpriority(PRIO_RGRP, (id_t)tid, nice) < 0)
+	if (k.by_id ? prctl(PR_RGROUP, PR_RGROUP_SET_NICE | k.by_id, k.ref, (unsigned long)(long)nice,
+			    0) < 0
+		    : setpriority(PRIO_RGRP, (id_t)k.ref, nice) < 0)
 		return -errno;
 	return 0;
 }
@@ -143,13 +265,20 @@ static int nat_set_nice(void *priv, struct rgroup__node *n, int nice)
 /* The kernel's value: any code in the process may call PRIO_RGRP */
 static int nat_get_nice(void *priv, const struct rgroup__node *n, int *nice)
 {
-	pid_t tid = member(n);
+	struct kname k;
 	int v;
 
-	if (!tid)
+	if (name_of(n, &k) < 0)
 		return -ESRCH;
+	if (k.by_id) {
+		v = prctl(PR_RGROUP, PR_RGROUP_GET_NICE | k.by_id, k.ref, 0, 0);
+		if (v < 0)
+			return -errno;
+		*nice = 20 - v;
+		return 0;
+	}
 	errno = 0;
-	v = getpriority(PRIO_RGRP, (id_t)tid);
+	v = getpriority(PRIO_RGRP, (id_t)k.ref);
 	if (v == -1 && errno)
 		return -errno;
 	*nice = v;
@@ -170,9 +299,8 @@ static uint64_t kid_of(const struct rgroup__node *n)
 static int nat_usage(void *priv, const struct rgroup__node *n, uint64_t *ns)
 {
 	struct rgroup__kgroup g;
-	pid_t tid = member(n);
 
-	if (!tid || read_kgroup(tid, &g) < 0 || !g.id)
+	if (read_node(n, &g) < 0 || !g.id)
 		return -ENOTSUP;
 	nn(n)->kid = g.id;
 	*ns = g.usage_ns;
@@ -262,12 +390,12 @@ static int cap_error(int err)
 static int nat_set_cap(void *priv, struct rgroup__node *n)
 {
 	struct pr_rgroup_cap cap = { n->quota_us, n->quota_us ? n->period_us : 0 };
-	pid_t tid;
-	int r = change_through(n, &tid);
+	struct kname k;
+	int r = change_through(n, &k);
 
 	if (r < 0)
 		return r;
-	if (prctl(PR_RGROUP, PR_RGROUP_SET_CAP, (unsigned long)tid, (unsigned long)&cap,
+	if (prctl(PR_RGROUP, PR_RGROUP_SET_CAP | k.by_id, k.ref, (unsigned long)&cap,
 		  sizeof(cap)) < 0)
 		return cap_error(errno);
 	return 0;
@@ -278,11 +406,11 @@ static int nat_get_cap(void *priv, const struct rgroup__node *n, uint64_t *quota
 		       uint64_t *period_us)
 {
 	struct pr_rgroup_cap cap;
-	pid_t tid = member(n);
+	struct kname k;
 
-	if (!tid)
+	if (name_of(n, &k) < 0)
 		return -ESRCH;
-	if (prctl(PR_RGROUP, PR_RGROUP_GET_CAP, (unsigned long)tid, (unsigned long)&cap,
+	if (prctl(PR_RGROUP, PR_RGROUP_GET_CAP | k.by_id, k.ref, (unsigned long)&cap,
 		  sizeof(cap)) < 0)
 		return cap_error(errno);
 	*quota_us = cap.quota_us;
@@ -314,9 +442,8 @@ static int nat_place_self(void *priv, const struct rgroup__node *n)
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
 {
 	struct rgroup__kgroup g;
-	pid_t tid = member(n);
 
-	if (!tid || read_kgroup(tid, &g) < 0 || !g.id)
+	if (read_node(n, &g) < 0 || !g.id)
 		return;
 	nn(n)->kid = g.id;
 	snprintf(info->name, sizeof(info->name), "kernel rgroup %llu", (unsigned long long)g.id);

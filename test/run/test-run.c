@@ -120,6 +120,29 @@ static const char *kernel_says(pid_t pid, pid_t tid)
 	return out;
 }
 
+/* On the native kernel, the line of thread tid's group (up 0) or of its
+ * parent (up 1, from /proc/PID/rgroups): 0, or -1. */
+static int kernel_says_group(pid_t pid, pid_t tid, int up, struct rgroup__kgroup *g)
+{
+	static char text[1 << 16];
+	char file[64];
+	uint64_t want;
+
+	snprintf(file, sizeof(file), "/proc/%d/task/%d/rgroup", (int)pid, (int)tid);
+	if (rgt_read(file, text, sizeof(text)) < 0 || rgroup__parse_kgroup(text, g) < 0 || !g->id)
+		return -1;
+	if (!up)
+		return 0;
+	want = g->parent;
+	snprintf(file, sizeof(file), "/proc/%d/rgroups", (int)pid);
+	if (!want || rgt_read(file, text, sizeof(text)) < 0)
+		return -1;
+	for (const char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == want)
+			return 0;
+	return -1;
+}
+
 /* Wait until every listed thread is placed (the governor publishes its
  * state every 250 ms) or 3 s pass. */
 static void settle(pid_t pid, const pid_t *tids, int n)
@@ -195,11 +218,15 @@ static void placement_by_name(void)
 		CHECK(t && where(p.pid, t, w, sizeof(w)) == 0 && w[0] == '\0',
 		      "'%s' (%d) stays in the sgroup (is in '%s')", outside[i], (int)t, w);
 	}
-	if (rgt_kernel() && b[0]) {
+	if (rgt_dirs() && b[0]) {
 		char file[PATH_MAX * 2];
 		snprintf(file, sizeof(file), "%s/%s", sg, b);
 		CHECK(rgt_cg_weight(file) == rgroup_nice_to_weight(5), "bg has nice 5's weight (%lld)",
 		      rgt_cg_weight(file));
+	} else if (scn_sg.native) {
+		struct rgroup__kgroup g = { 0 };
+		CHECK(kernel_says_group(p.pid, tid_of(&r, "bg"), 0, &g) == 0 && g.nice == 5,
+		      "the kernel has bg at nice 5 (%d)", g.nice);
 	}
 	finish(&p);
 }
@@ -236,7 +263,17 @@ static void nested_settings(void)
 	t = tid_of(&r, "kid");
 	CHECK(sched_getaffinity(t, sizeof(got), &got) == 0 && CPU_COUNT(&got) == 1 && CPU_ISSET(c, &got),
 	      "its child thread too (rule 1)");
-	if (rgt_kernel() && w[0]) {
+	if (scn_sg.native) {
+		struct rgroup__kgroup g = { 0 }, up = { 0 };
+		t = tid_of(&r, "self");
+		CHECK(kernel_says_group(p.pid, t, 0, &g) == 0 && g.nice == 10,
+		      "the kernel has bg/low at nice 10 (%d)", g.nice);
+		CHECK(kernel_says_group(p.pid, t, 1, &up) == 0 && up.threads == 0 &&
+		      up.cap_quota_us == 80000 && up.cap_period_us == 100000,
+		      "and bg, which no thread is in (%llu), capped at 80 ms per 100 (%llu/%llu)",
+		      (unsigned long long)up.threads, (unsigned long long)up.cap_quota_us,
+		      (unsigned long long)up.cap_period_us);
+	} else if (rgt_kernel() && strchr(w, '/')) {
 		char top[PATH_MAX];
 		snprintf(file, sizeof(file), "%s/%s", sg, w);
 		CHECK(rgt_cg_weight(file) == rgroup_nice_to_weight(10), "bg/low has nice 10's weight");
