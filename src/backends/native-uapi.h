@@ -57,6 +57,8 @@ struct pr_rgroup_cap {
 /* PRIO_RGRP's set and get (arg4: the nice value; get returns 20 - nice) */
 #define PR_RGROUP_SET_NICE 6
 #define PR_RGROUP_GET_NICE 7
+/* arg4: a __u64 * that gets the id of thread arg3's rgroup (0: none) */
+#define PR_RGROUP_GET_ID 8
 #endif
 
 /* The series' nesting limit is <rgroup.h>'s RGROUP_MAX_DEPTH (ENOSPC

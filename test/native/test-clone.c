@@ -523,6 +523,17 @@ static int enter_chain_child(void *arg)
 	      rg.parent == aid, "its parents: %" PRIu64 " (depth %u) under %" PRIu64 " under a's",
 	      mid.id, mid.depth, rg.id);
 	CHECK(count_rgroups() == base + 3, "three new rgroups listed (%d)", count_rgroups() - base);
+	uint64_t got_id = 99;
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_ID, c.tid, (unsigned long)&got_id, 0) == 0 && got_id == low.id,
+	      "PR_RGROUP_GET_ID: c's rgroup %" PRIu64 " (want %" PRIu64 ")", got_id, low.id);
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_ID, 0, (unsigned long)&got_id, 0) == 0 && got_id == 0,
+	      "the main thread is in none: 0 (%" PRIu64 ")", got_id);
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_ID, 1, (unsigned long)&got_id, 0) == -1 && errno == ESRCH,
+	      "GET_ID of another process's thread: ESRCH");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_ID, c.tid, 8, 0) == -1 && errno == EFAULT,
+	      "GET_ID into a bad address: EFAULT");
+	CHECK(prctl(PR_RGROUP, PR_RGROUP_GET_ID | PR_RGROUP_BY_ID, aid, (unsigned long)&got_id, 0) == -1 &&
+	      errno == EINVAL, "GET_ID by id: EINVAL");
 	uint64_t top = rg.id;
 
 	/* The memberless ones by id: d joins the upper one, e a new one under the middle one. */
