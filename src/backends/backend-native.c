@@ -132,25 +132,72 @@ static int read_kgroup(pid_t tid, struct rgroup__kgroup *g)
 	return rgroup__parse_kgroup(buf, g);
 }
 
-/* The line of group kid in /proc/self/rgroups (one line per group of
- * the process, at most kernel.sched_rgroup_max of them). */
+/*
+ * The process's groups as the kernel lists them (/proc/self/rgroups, up
+ * to kernel.sched_rgroup_max lines): their number, the lines in *out, or
+ * -errno. The text and the lines are kept for the next call, grown as the
+ * list grows; the core lock guards them (every caller holds it).
+ */
+static struct rgroup__kgroup *kg_lines;   /* the last read's lines */
+static int kg_count = -1;                 /* ... and their number (-1: none yet) */
+
+static int read_kgroups(const struct rgroup__kgroup **out)
+{
+	static char *text;
+	static size_t cap;
+	static size_t vcap;
+	struct rgroup__kgroup *v = kg_lines;
+	const char *line;
+	size_t lines = 1;
+	int r, n = 0;
+
+	for (;;) {
+		if (!cap || (r = rgroup__read_path("/proc/self/rgroups", text, cap)) == -EFBIG) {
+			size_t want = cap ? cap * 2 : 16384;
+			char *t = want <= (64u << 20) ? realloc(text, want) : NULL;
+
+			if (!t)
+				return -ENOMEM;
+			text = t;
+			cap = want;
+			continue;
+		}
+		if (r < 0)
+			return r;
+		break;
+	}
+	for (line = text; (line = strchr(line, '\n')); line++)
+		lines++;
+	if (lines > vcap) {
+		struct rgroup__kgroup *nv = realloc(v, lines * sizeof(*v));
+
+		if (!nv)
+			return -ENOMEM;
+		kg_lines = v = nv;
+		vcap = lines;
+	}
+	for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if ((size_t)n < lines && rgroup__parse_kgroup_list(line, &v[n]) == 0)
+			n++;
+	kg_count = n;
+	*out = v;
+	return n;
+}
+
+/* The line of group kid in /proc/self/rgroups. */
 static int find_kgroup(uint64_t kid, struct rgroup__kgroup *g)
 {
-	enum { MAX = 1 << 20 };
-	char *text = malloc(MAX);
-	const char *line;
-	int r = text ? rgroup__read_path("/proc/self/rgroups", text, MAX) : -ENOMEM;
+	const struct rgroup__kgroup *v;
+	int n = read_kgroups(&v);
 
-	if (r >= 0) {
-		r = -ESRCH;
-		for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-			if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == kid) {
-				r = 0;
-				break;
-			}
-	}
-	free(text);
-	return r;
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (v[i].id == kid) {
+			*g = v[i];
+			return 0;
+		}
+	return -ESRCH;
 }
 
 /* What the kernel says of n: through a member, else by its id. */
@@ -286,13 +333,26 @@ static int nat_get_nice(void *priv, const struct rgroup__node *n, int *nice)
 }
 
 /* The node's kernel id, learnt from a member once. */
-static uint64_t kid_of(const struct rgroup__node *n)
+/* The kernel's id of thread tid's group (0: none), or 0 if it cannot be
+ * read: one system call where the kernel has PR_RGROUP_GET_ID (the whole
+ * series), else the thread's /proc line. */
+static uint64_t kernel_id(pid_t tid)
 {
 	struct rgroup__kgroup g;
+	uint64_t id = 0;
+
+	if (kernel_names_by_id())
+		return prctl(PR_RGROUP, PR_RGROUP_GET_ID, (unsigned long)tid, (unsigned long)&id, 0) < 0
+			       ? 0 : id;
+	return read_kgroup(tid, &g) == 0 ? g.id : 0;
+}
+
+static uint64_t kid_of(const struct rgroup__node *n)
+{
 	pid_t tid = member(n);
 
-	if (!nn(n)->kid && tid && read_kgroup(tid, &g) == 0)
-		nn(n)->kid = g.id;
+	if (!nn(n)->kid && tid)
+		nn(n)->kid = kernel_id(tid);
 	return nn(n)->kid;
 }
 
@@ -438,15 +498,81 @@ static int nat_place_self(void *priv, const struct rgroup__node *n)
 	return rgroup__aff_place(n, rgroup__self_tid());
 }
 
-/* The kernel's id for the name, and how long its cap held it back. */
+/* Is group id at or below group top in the kernel's list v (n lines)? */
+static int below(const struct rgroup__kgroup *v, int n, uint64_t id, uint64_t top)
+{
+	for (int depth = 0; id && depth <= RGROUP_MAX_DEPTH; depth++) {
+		int i;
+
+		if (id == top)
+			return 1;
+		for (i = 0; i < n && v[i].id != id; i++)
+			;
+		id = i < n ? v[i].parent : 0;
+	}
+	return 0;
+}
+
+/*
+ * Does the kernel hold n for threads the library does not track: any
+ * thread in n or below it but `leaving`, a tracked member on its way out?
+ * The library's own nested groups are n's children; a group below n that
+ * the kernel lists and the library does not know was made by such a
+ * thread (a raw clone3 with CLONE_NEWRGRP).
+ */
+static int nat_held(void *priv, struct rgroup__node *n, pid_t leaving, int fresh)
+{
+	static int stale = 1;   /* no list read since the last fresh call */
+	const struct rgroup__kgroup *v = kg_lines;
+	uint64_t kid = nn(n)->kid, threads = 0, lid;
+	int count = kg_count;
+
+	stale |= fresh;
+	if (!kid)
+		return 0;   /* never learnt: no member was ever asked about */
+	/* Gone (the usual answer, once the last thread is out): one system
+	 * call, no list. */
+	if (prctl(PR_RGROUP, PR_RGROUP_GET_NICE | PR_RGROUP_BY_ID, (unsigned long)kid, 0, 0) < 0 &&
+	    errno == ESRCH)
+		return 0;
+	if (stale || count < 0) {
+		count = read_kgroups(&v);   /* else the last read's lines */
+		stale = 0;
+	}
+	if (count < 0)
+		return count;
+	for (int i = 0; i < count; i++)
+		if (below(v, count, v[i].id, kid))
+			threads += v[i].threads;
+	if (threads && leaving && (lid = kernel_id(leaving)) && below(v, count, lid, kid))
+		threads--;
+	return threads > 0;
+}
+
+/* n's last tracked thread, leaving, is on its way out, still in n: learn
+ * n's kernel id from it now, for nat_held() later. */
+static void nat_emptying(void *priv, struct rgroup__node *n, pid_t leaving)
+{
+	if (!nn(n)->kid && leaving)
+		nn(n)->kid = kernel_id(leaving);
+}
+
+/* The kernel's id for the name, and how long its cap held it back; for
+ * a group that only threads the library does not track hold, the
+ * kernel's count of its threads. */
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
 {
 	struct rgroup__kgroup g;
+	uint64_t kid = kid_of(n);
 
-	if (read_node(n, &g) < 0 || !g.id)
+	if (n->threads ? read_kgroup(n->threads->tid, &g) < 0 : !kid || find_kgroup(kid, &g) < 0)
+		return;
+	if (!g.id)
 		return;
 	nn(n)->kid = g.id;
 	snprintf(info->name, sizeof(info->name), "kernel rgroup %llu", (unsigned long long)g.id);
+	if (!n->threads)
+		info->nthreads = g.threads > UINT_MAX ? UINT_MAX : (unsigned int)g.threads;
 	if (g.has_cap)
 		info->throttled_ns = g.throttled_us * 1000;
 }
@@ -465,6 +591,8 @@ const struct rgroup__backend rgroup__backend_native = {
 	.usage = nat_usage,
 	.group_of = nat_group_of,
 	.info = nat_info,
+	.held = nat_held,
+	.emptying = nat_emptying,
 	.fork_child = nat_fork_child,
 	.place_self = nat_place_self,
 	.set_cpus = nat_set_cpus,

@@ -100,6 +100,17 @@ struct rgroup__backend {
 	/* The backend's part of rgroup_info(): name, throttled time... NULL:
 	 * nothing to add. */
 	void (*info)(void *priv, const struct rgroup__node *n, struct rgroup_info *info);
+	/* self_managed, optional (NULL: no): does the kernel still hold n for
+	 * threads the library does not track (raw clone), leaving out the
+	 * tracked member `leaving` (0: none) on its way out? 1, 0, -errno.
+	 * fresh: look at the kernel again; else the backend may answer from
+	 * what it read at the last fresh call (the core asks about several
+	 * nodes at once). The core keeps such a node known (rule 3 is the
+	 * kernel's). */
+	int (*held)(void *priv, struct rgroup__node *n, pid_t leaving, int fresh);
+	/* self_managed, with held: n's last tracked thread, leaving, is on its
+	 * way out, still in n; the backend notes what held() will need. */
+	void (*emptying)(void *priv, struct rgroup__node *n, pid_t leaving);
 	/* The calling thread leaves the library's lock and owes a pause the
 	 * governor asked for while it held it (token from the backend). NULL
 	 * for backends that never pause threads. */

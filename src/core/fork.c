@@ -71,6 +71,7 @@ void rgroup__fork_child(void)
 	st->top_spares = NULL;
 	st->nspares = 0;
 	st->ngroups = 0;
+	st->nheld = 0;
 	st->attached = 0;
 	st->keeper_running = 0;
 	st->keeper_tid = 0;

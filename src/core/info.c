@@ -69,6 +69,10 @@ RGROUP__EXPORT int rgroup_info(rgroup_id_t id, struct rgroup_info *info)
 	rgroup__init();
 	rgroup__lock();
 	n = rgroup__node_by_id(id);
+	if (n && n->held) {
+		rgroup__forget_gone();
+		n = rgroup__node_by_id(id);
+	}
 	if (!n) {
 		rgroup__unlock();
 		return -ENOENT;
@@ -105,6 +109,7 @@ RGROUP__EXPORT int rgroup_list(rgroup_id_t *ids, size_t max)
 
 	rgroup__init();
 	rgroup__lock();
+	rgroup__forget_gone();
 	rgroup__walk_pre(st->top, collect, &c);
 	rgroup__unlock();
 	return c.count > INT_MAX ? INT_MAX : (int)c.count;

@@ -64,6 +64,96 @@ static int reap(void)
 	return busy;
 }
 
+/*
+ * A self_managed backend's node n has no tracked thread left (leaving:
+ * the last one, on its way out). The kernel removes the group with its
+ * last thread, and the emptied chain above it goes with it; but threads
+ * the library does not track (a raw clone) may still keep it, and then
+ * it must stay known. Asking the kernel reads the process's whole list
+ * of groups, too much for every thread's exit: the node is kept, held,
+ * and the held nodes are settled together, HELD_BATCH at a time, or
+ * before anyone looks (rgroup__forget_gone()). Lock held.
+ */
+#define HELD_BATCH 32
+
+static int emptied(const struct rgroup__node *n)
+{
+	return !n->nthreads && !n->children && !n->pending;
+}
+
+static void forget_emptied(struct rgroup__node *n, pid_t leaving)
+{
+	if (!st->be->held) {
+		while (n && emptied(n)) {
+			struct rgroup__node *parent = n->parent;
+
+			rgroup__node_unlink(n);
+			rgroup__node_free(n);
+			n = parent;
+		}
+		return;
+	}
+	if (st->be->emptying)
+		st->be->emptying(st->be->priv, n, leaving);
+	if (!n->held) {
+		n->held = 1;
+		st->nheld++;
+	}
+	n->leaving = leaving;
+	if (st->nheld >= HELD_BATCH)
+		rgroup__forget_gone();
+}
+
+struct held_ids {
+	rgroup_id_t *ids;
+	unsigned int n, max;
+};
+
+static int note_held(struct rgroup__node *n, void *arg)
+{
+	struct held_ids *h = arg;
+
+	if (n->held && h->n < h->max)
+		h->ids[h->n++] = n->id;
+	return 0;
+}
+
+void rgroup__forget_gone(void)
+{
+	struct held_ids h = { NULL, 0, st->nheld };
+	int fresh = 1;
+
+	if (!st->nheld || !(h.ids = malloc(h.max * sizeof(*h.ids))))
+		return;
+	rgroup__walk_pre(st->top, note_held, &h);
+	/* By id: forgetting one may free others' parents. One look at the
+	 * kernel's list for all of them (fresh). */
+	for (unsigned int i = 0; i < h.n; i++) {
+		struct rgroup__node *n = rgroup__node_by_id(h.ids[i]);
+		pid_t leaving = n ? n->leaving : 0;
+
+		while (n && emptied(n)) {
+			struct rgroup__node *parent = n->parent;
+
+			if (st->be->held(st->be->priv, n, leaving, fresh) == 1) {
+				if (!n->held) {
+					n->held = 1;
+					st->nheld++;
+				}
+				n->leaving = 0;
+				fresh = 0;
+				break;
+			}
+			fresh = 0;
+			rgroup__node_unlink(n);
+			rgroup__node_free(n);
+			n = parent;
+			leaving = 0;
+		}
+	}
+	free(h.ids);
+}
+
 void rgroup__thread_exit(void *p)
 {
 	struct rgroup__thread *t = p;
@@ -77,17 +167,9 @@ void rgroup__thread_exit(void *p)
 			n->usage_dead_ns += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		rgroup__untrack(t);
 	}
-	if (n && !n->nthreads && !n->children && !n->pending) {
+	if (n && emptied(n)) {
 		if (st->be->self_managed) {
-			/* The kernel removes the group with its last thread; the
-			 * emptied chain above it goes with it. */
-			while (n && !n->nthreads && !n->children && !n->pending) {
-				struct rgroup__node *parent = n->parent;
-
-				rgroup__node_unlink(n);
-				rgroup__node_free(n);
-				n = parent;
-			}
+			forget_emptied(n, t->tid);
 		} else if (!n->spares && rgroup__spares_recycle(n)) {
 			/* While the process keeps making groups, the group becomes
 			 * a spare at once, ready for the next RGROUP_NEW. */

@@ -285,6 +285,10 @@ void rgroup__node_unlink(struct rgroup__node *n)
 	hash_del(&st->ids, &n->idlink);
 	n->prev = n->next = NULL;
 	st->ngroups--;
+	if (n->held) {
+		n->held = 0;
+		st->nheld--;
+	}
 }
 
 /* ---- Members ------------------------------------------------------------ */
@@ -306,6 +310,10 @@ void rgroup__track_thread(struct rgroup__node *n, struct rgroup__thread *self)
 		n->threads->prev = self;
 	n->threads = self;
 	n->nthreads++;
+	if (n->held) {
+		n->held = 0;    /* tracked again: the usual life */
+		st->nheld--;
+	}
 	self->tidlink.key = (uint64_t)self->tid;
 	hash_put(&st->tids, &self->tidlink);
 }

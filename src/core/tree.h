@@ -85,6 +85,10 @@ struct rgroup__node {
 	 * cap (quota_us per period_us; quota 0: none). */
 	cpu_set_t *cpus;
 	uint64_t quota_us, period_us;
+	int held;                       /* self_managed: kept, emptied of
+	                                 * tracked threads, until the kernel is
+	                                 * asked whether others hold it */
+	pid_t leaving;                  /* ... and its last tracked thread */
 	uint64_t usage_dead_ns;         /* CPU time of tracked members that exited */
 	uint64_t usage_base_ns;         /* backend usage when it was recycled */
 	/* The backend's own data: backend->node_size bytes, zeroed at birth
@@ -123,6 +127,7 @@ struct rgroup__core {
 	int keeper_running;               /* keeper.c */
 	pid_t keeper_tid;                 /* keeper.c (atomic: the governor reads it) */
 	int reap_wanted;                  /* keeper.c */
+	unsigned int nheld;               /* keeper.c: nodes held (node->held) */
 	pid_t *plain;                     /* keeper.c: at the last census, the */
 	size_t nplain, cap_plain;         /* threads seen in no rgroup and */
 	pid_t *strays;                    /* those seen in one (the nodes' */
@@ -272,6 +277,9 @@ void rgroup__place_end(void);
 int rgroup__any_spares(void);
 /* pthread key destructor: a tracked thread exits. */
 void rgroup__thread_exit(void *self);
+/* Settle the held nodes (node->held): forget those whose groups the
+ * kernel has let go, keep the others. Lock held. */
+void rgroup__forget_gone(void);
 /* Add tid to a sorted, growing array of tids (the census's sets):
  * -ENOMEM, or 0 (also when it is there already). */
 int rgroup__tids_add(pid_t **v, size_t *n, size_t *cap, pid_t tid);

@@ -5,6 +5,7 @@
  * system suite (cgroup1 here) and inside the VM (cgroup2).
  */
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -1120,6 +1121,123 @@ static void kernel_is_truth(void)
 	}
 }
 
+/*
+ * A group kept alive by a member the library did not make: a thread made
+ * by a raw clone(CLONE_THREAD) inside the group, which the library cannot
+ * see born. When the library's own thread ends, the group lives on in
+ * the kernel; on native the library keeps it known from the kernel's
+ * list (rgroup_list, rgroup_info, PRIO_RGRP through the raw member) until
+ * the kernel lets it go, and /proc/PID/rgroups says the same. (The
+ * cgroup backends find such threads with the keeper's census, which
+ * test-migrate tests; the governor has no kernel group to keep.)
+ */
+struct raw_member {
+	volatile int go;       /* the raw thread exits when set */
+	volatile int ctid;     /* cleared by the kernel when it has */
+	pid_t tid;
+	char *stack;
+};
+
+static int raw_member_main(void *p)
+{
+	struct raw_member *m = p;
+
+	/* No libc here: the thread shares its creator's TLS. */
+	while (!__atomic_load_n(&m->go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &m->go, FUTEX_WAIT, 0, NULL, NULL, 0);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+static void *raw_member_maker(void *p)
+{
+	struct raw_member *m = p;
+	size_t size = 256 * 1024;
+
+	m->stack = malloc(size);
+	m->ctid = 1;
+	if (!m->stack || clone(raw_member_main, m->stack + size,
+			       CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			       CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
+			       m, &m->tid, NULL, &m->ctid) < 0)
+		m->tid = -1;
+	return NULL;
+}
+
+static int listed_in_kernel(uint64_t kid, struct rgroup__kgroup *g)
+{
+	static char text[1 << 16];
+	const char *line = text;
+
+	if (rgt_read("/proc/self/rgroups", text, sizeof(text)) < 0)
+		return 0;
+	for (; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+		if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == kid)
+			return 1;
+	return 0;
+}
+
+static int in_list(rgroup_id_t id)
+{
+	rgroup_id_t ids[64];
+	int n = rgroup_list(ids, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static void kernel_holds_group(void)
+{
+	struct raw_member m = { 0 };
+	struct rgroup_info in = { .sz = sizeof(in) };
+	struct rgroup__kgroup g = { 0 };
+	rgroup_id_t id = 0;
+	pthread_t t;
+
+	if (strcmp(rgroup_backend(), "native") != 0) {
+		fprintf(stderr, "  note: a case of the native backend (the cgroup backends' census "
+			"of such threads is test-migrate's)\n");
+		return;
+	}
+	CHECK(rgroup_thread_create(&t, NULL, RGROUP_NEW, raw_member_maker, &m) == 0, "create");
+	pthread_join(t, NULL);
+	CHECK(m.tid > 0, "a raw clone member in the group (%d)", (int)m.tid);
+	if (m.tid <= 0)
+		return;
+	CHECK(rgroup_of(m.tid, &id) == 0 && id, "rgroup_of finds the raw member's group after its "
+	      "creator ended (%llu)", (unsigned long long)id);
+	CHECK(in_list(id), "rgroup_list still lists it");
+	/* The joined creator leaves the kernel's group a moment after the
+	 * join returns. */
+	for (double end = scn_now() + 2; rgroup_info(id, &in) == 0 && in.nthreads != 1 && scn_now() < end;)
+		scn_sleep(0.005);
+	CHECK(rgroup_info(id, &in) == 0 && in.nthreads == 1, "rgroup_info: one thread, the kernel's "
+	      "count (%u)", in.nthreads);
+	CHECK(rgroup_setpriority(PRIO_RGRP, m.tid, 4) == 0 && rgroup_getpriority(PRIO_RGRP, m.tid) == 4,
+	      "PRIO_RGRP through the raw member: %s", strerror(errno));
+	uint64_t kid = 0;
+	struct rgroup__kgroup own;
+	if (rgt_kgroup(m.tid, &own) == 0)
+		kid = own.id;
+	CHECK(kid && listed_in_kernel(kid, &g) && g.nice == 4 && g.threads == 1,
+	      "/proc/self/rgroups agrees: nice %d, %llu thread(s)", g.nice,
+	      (unsigned long long)g.threads);
+	/* The raw member ends: the kernel lets the group go, and the library
+	 * forgets it. */
+	__atomic_store_n(&m.go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &m.go, FUTEX_WAKE, 1, NULL, NULL, 0);
+	for (double end = scn_now() + 5; __atomic_load_n(&m.ctid, __ATOMIC_ACQUIRE) && scn_now() < end;)
+		scn_sleep(0.001);
+	for (double end = scn_now() + 2; listed_in_kernel(kid, &g) && scn_now() < end;)
+		scn_sleep(0.01);
+	CHECK(!listed_in_kernel(kid, &g), "the kernel let the group go");
+	CHECK(!in_list(id) && rgroup_info(id, &in) == -ENOENT,
+	      "and the library forgot it: rgroup_list, rgroup_info ENOENT");
+	free(m.stack);
+}
+
 static const struct rgt_case cases[] = {
 	{ "rule1_creation", rule1_creation },
 	{ "rule1_plain_thread_joins", rule1_plain_thread_joins },
@@ -1130,6 +1248,7 @@ static const struct rgt_case cases[] = {
 	{ "rule5_prio_rgrp", rule5_prio_rgrp },
 	{ "rule6_permission", rule6_permission },
 	{ "kernel_is_truth", kernel_is_truth },
+	{ "kernel_holds_group", kernel_holds_group },
 	{ "rule7_fork", rule7_fork },
 	{ "rule7_exec", rule7_exec },
 	{ "helpers_without_robust_futexes", helpers_without_robust_futexes },
