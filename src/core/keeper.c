@@ -69,10 +69,12 @@ static int reap(void)
  * the last one, on its way out). The kernel removes the group with its
  * last thread, and the emptied chain above it goes with it; but threads
  * the library does not track (a raw clone) may still keep it, and then
- * it must stay known. Asking the kernel reads the process's whole list
- * of groups, too much for every thread's exit: the node is kept, held,
- * and the held nodes are settled together, HELD_BATCH at a time, or
- * before anyone looks (rgroup__forget_gone()). Lock held.
+ * it must stay known. Asking the kernel while the group still exists
+ * (its last thread not yet out) reads the process's whole list of
+ * groups, too much for every thread's exit: the node is kept, held, and
+ * the held nodes are settled together, HELD_BATCH at a time, or before
+ * anyone looks (rgroup__forget_gone()), with one list read for all of
+ * them. Lock held.
  */
 #define HELD_BATCH 32
 
