@@ -435,13 +435,12 @@ static int read_native(struct view *v)
 	sr.n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/rgroups", (int)v->pid);
 	if (list && rgroup__read_path(path, list, LIST_MAX) >= 0) {
-		for (const char *line = list; *line;
-		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-			struct rgroup__kgroup kg;
+		const char *pos = list;
+		struct rgroup__kgroup kg;
 
-			if (rgroup__parse_kgroup_list(line, &kg) == 0 && kg.id)
+		while (rgroup__parse_kgroup_list_next(&pos, &kg) == 0)
+			if (kg.id)
 				native_group(kgs, &kg);
-		}
 	}
 	free(list);
 	for (int t = 0; t < v->nthreads; t++) {

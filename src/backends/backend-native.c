@@ -176,9 +176,8 @@ static int read_kgroups(const struct rgroup__kgroup **out)
 		kg_lines = v = nv;
 		vcap = lines;
 	}
-	for (line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if ((size_t)n < lines && rgroup__parse_kgroup_list(line, &v[n]) == 0)
-			n++;
+	for (line = text; (size_t)n < lines && rgroup__parse_kgroup_list_next(&line, &v[n]) == 0;)
+		n++;
 	kg_count = n;
 	*out = v;
 	return n;
@@ -248,10 +247,9 @@ static int enter(struct rgroup__node *n, pid_t tid)
 			return -EOPNOTSUPP;
 		who = (unsigned long)tid;
 	}
+	/* k stays { 0, 0 } (a new top-level chain) when no ancestor is named */
 	for (; up && name_of(up, &k) < 0; up = up->parent)
 		levels++;
-	if (!up)
-		k = (struct kname){ 0, 0 };
 	if (levels > 1 && !by_id)
 		return -EOPNOTSUPP;
 	if (levels)
@@ -332,7 +330,6 @@ static int nat_get_nice(void *priv, const struct rgroup__node *n, int *nice)
 	return 0;
 }
 
-/* The node's kernel id, learnt from a member once. */
 /* The kernel's id of thread tid's group (0: none), or 0 if it cannot be
  * read: one system call where the kernel has PR_RGROUP_GET_ID (the whole
  * series), else the thread's /proc line. */
@@ -347,6 +344,7 @@ static uint64_t kernel_id(pid_t tid)
 	return read_kgroup(tid, &g) == 0 ? g.id : 0;
 }
 
+/* The node's kernel id, learnt from a member once. */
 static uint64_t kid_of(const struct rgroup__node *n)
 {
 	pid_t tid = member(n);
@@ -498,18 +496,12 @@ static int nat_place_self(void *priv, const struct rgroup__node *n)
 	return rgroup__aff_place(n, rgroup__self_tid());
 }
 
-/* Is group id at or below group top in the kernel's list v (n lines)? */
-static int below(const struct rgroup__kgroup *v, int n, uint64_t id, uint64_t top)
+/* Is id one of the ids[0..n)? */
+static int among(const uint64_t *ids, int n, uint64_t id)
 {
-	for (int depth = 0; id && depth <= RGROUP_MAX_DEPTH; depth++) {
-		int i;
-
-		if (id == top)
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
 			return 1;
-		for (i = 0; i < n && v[i].id != id; i++)
-			;
-		id = i < n ? v[i].parent : 0;
-	}
 	return 0;
 }
 
@@ -541,11 +533,21 @@ static int nat_held(void *priv, struct rgroup__node *n, pid_t leaving, int fresh
 	}
 	if (count < 0)
 		return count;
+	/* The list has parents before children: one pass collects n's
+	 * subtree, usually a few groups, and the threads in it. */
+	uint64_t *sub = malloc((size_t)(count ? count : 1) * sizeof(*sub));
+	int nsub = 0;
+
+	if (!sub)
+		return -ENOMEM;
 	for (int i = 0; i < count; i++)
-		if (below(v, count, v[i].id, kid))
+		if (v[i].id == kid || among(sub, nsub, v[i].parent)) {
+			sub[nsub++] = v[i].id;
 			threads += v[i].threads;
-	if (threads && leaving && (lid = kernel_id(leaving)) && below(v, count, lid, kid))
+		}
+	if (threads && leaving && (lid = kernel_id(leaving)) && among(sub, nsub, lid))
 		threads--;
+	free(sub);
 	return threads > 0;
 }
 
@@ -563,9 +565,10 @@ static void nat_emptying(void *priv, struct rgroup__node *n, pid_t leaving)
 static void nat_info(void *priv, const struct rgroup__node *n, struct rgroup_info *info)
 {
 	struct rgroup__kgroup g;
-	uint64_t kid = kid_of(n);
+	uint64_t kid;
 
-	if (n->threads ? read_kgroup(n->threads->tid, &g) < 0 : !kid || find_kgroup(kid, &g) < 0)
+	if (n->threads ? read_kgroup(n->threads->tid, &g) < 0
+		       : !(kid = kid_of(n)) || find_kgroup(kid, &g) < 0)
 		return;
 	if (!g.id)
 		return;

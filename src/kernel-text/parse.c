@@ -724,6 +724,33 @@ int rgroup__parse_kgroup_list(const char *text, struct rgroup__kgroup *g)
 	return parse_kgroup(text, g, 1);
 }
 
+int rgroup__parse_kgroup_list_next(const char **pos, struct rgroup__kgroup *g)
+{
+	const char *line = *pos, *nl;
+
+	for (; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (parse_kgroup(line, g, 1) == 0) {
+			*pos = nl ? nl + 1 : line + strlen(line);
+			return 0;
+		}
+	}
+	*pos += strlen(*pos);
+	return -ENOENT;
+}
+
+int rgroup__find_kgroup_list(const char *text, uint64_t id, struct rgroup__kgroup *g)
+{
+	struct rgroup__kgroup k;
+
+	while (rgroup__parse_kgroup_list_next(&text, &k) == 0)
+		if (k.id == id) {
+			*g = k;
+			return 0;
+		}
+	return -ESRCH;
+}
+
 /*
  * The name of an rgroup directory: "rgroup-<pid>-<starttime>-<id>", all
  * decimal. pid and start time identify the owning process even after its

@@ -83,6 +83,12 @@ int rgroup__parse_kgroup(const char *text, struct rgroup__kgroup *g);
  * the process's threads in the group itself (0 for a group that holds
  * only nested ones), in g->threads; g->attached is 0. */
 int rgroup__parse_kgroup_list(const char *text, struct rgroup__kgroup *g);
+/* The same, one line after another: *pos starts at the text and is moved
+ * past each line that parses (others are skipped); -ENOENT after the
+ * last. */
+int rgroup__parse_kgroup_list_next(const char **pos, struct rgroup__kgroup *g);
+/* The line of group id in /proc/<pid>/rgroups text: 0 and *g, or -ESRCH. */
+int rgroup__find_kgroup_list(const char *text, uint64_t id, struct rgroup__kgroup *g);
 
 /* rgroup directory names: "rgroup-<pid>-<starttime>-<id>". */
 int rgroup__format_dirname(char *out, size_t len, pid_t pid, uint64_t start,

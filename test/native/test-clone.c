@@ -365,14 +365,9 @@ static int count_rgroups(void)
 static int listed(uint64_t id, struct nt_rg *rg)
 {
 	char buf[65536];
-	const char *line = buf;
 
-	if (nt_read_file("/proc/self/rgroups", buf, sizeof(buf)) < 0)
-		return 0;
-	for (; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if (rgroup__parse_kgroup_list(line, rg) == 0 && rg->id == id)
-			return 1;
-	return 0;
+	return nt_read_file("/proc/self/rgroups", buf, sizeof(buf)) >= 0 &&
+	       rgroup__find_kgroup_list(buf, id, rg) == 0;
 }
 
 static int enter_other_child(void *arg)

@@ -240,11 +240,9 @@ static int gov_where(pid_t pid, pid_t tid, char *out, size_t len)
 static int native_where(pid_t pid, pid_t tid, char *out, size_t len)
 {
 	static char text[65536];
-	uint64_t ids[64], parents[64], id;
 	char file[64], chain[64][24];
 	struct rgroup__kgroup g;
-	const char *line;
-	int n = 0, depth = 0;
+	int depth = 0;
 
 	snprintf(file, sizeof(file), "/proc/%d/task/%d/rgroup", (int)pid, (int)tid);
 	if (rgroup__read_path(file, text, sizeof(text)) < 0 || rgroup__parse_kgroup(text, &g) < 0 ||
@@ -253,19 +251,9 @@ static int native_where(pid_t pid, pid_t tid, char *out, size_t len)
 	snprintf(file, sizeof(file), "/proc/%d/rgroups", (int)pid);
 	if (rgroup__read_path(file, text, sizeof(text)) < 0)
 		return -1;
-	for (line = text; *line && n < 64; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-		struct rgroup__kgroup k;
-		if (rgroup__parse_kgroup_list(line, &k) == 0) {
-			ids[n] = k.id;
-			parents[n++] = k.parent;
-		}
-	}
-	for (id = g.id; id && depth < 64; depth++) {
-		int at;
+	for (uint64_t id = g.id; id && depth < 64; depth++) {
 		snprintf(chain[depth], sizeof(chain[depth]), "k%llu", (unsigned long long)id);
-		for (at = 0; at < n && ids[at] != id; at++)
-			;
-		id = at < n ? parents[at] : 0;
+		id = rgroup__find_kgroup_list(text, id, &g) == 0 ? g.parent : 0;
 	}
 	out[0] = '\0';
 	for (size_t off = 0; depth-- > 0;)

@@ -137,10 +137,7 @@ static int kernel_says_group(pid_t pid, pid_t tid, int up, struct rgroup__kgroup
 	snprintf(file, sizeof(file), "/proc/%d/rgroups", (int)pid);
 	if (!want || rgt_read(file, text, sizeof(text)) < 0)
 		return -1;
-	for (const char *line = text; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == want)
-			return 0;
-	return -1;
+	return rgroup__find_kgroup_list(text, want, g) == 0 ? 0 : -1;
 }
 
 /* Wait until every listed thread is placed (the governor publishes its

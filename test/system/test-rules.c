@@ -1167,14 +1167,9 @@ static void *raw_member_maker(void *p)
 static int listed_in_kernel(uint64_t kid, struct rgroup__kgroup *g)
 {
 	static char text[1 << 16];
-	const char *line = text;
 
-	if (rgt_read("/proc/self/rgroups", text, sizeof(text)) < 0)
-		return 0;
-	for (; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
-		if (rgroup__parse_kgroup_list(line, g) == 0 && g->id == kid)
-			return 1;
-	return 0;
+	return rgt_read("/proc/self/rgroups", text, sizeof(text)) >= 0 &&
+	       rgroup__find_kgroup_list(text, kid, g) == 0;
 }
 
 static int in_list(rgroup_id_t id)

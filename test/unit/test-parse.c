@@ -792,6 +792,23 @@ static void test_kgroup_list(void **state)
 	assert_int_equal(rgroup__parse_kgroup_list("2 1 33 10 49435940 22\n", &g), -EINVAL);
 	assert_int_equal(rgroup__parse_kgroup("2 1 2 10 49435940 1\n", &g), 0);
 	assert_true(g.attached == 1 && g.threads == 0);
+
+	/* One line after another, a bad one skipped; the last without a
+	 * newline. */
+	static const char list[] = "1 0 1 0 5 0\nnot a line\n2 1 2 3 5 4\n3 2 3 0 5 1";
+	const char *pos = list;
+	uint64_t seen[4];
+	int n = 0;
+
+	while (n < 4 && rgroup__parse_kgroup_list_next(&pos, &g) == 0)
+		seen[n++] = g.id;
+	assert_int_equal(n, 3);
+	assert_true(seen[0] == 1 && seen[1] == 2 && seen[2] == 3 && *pos == '\0');
+	assert_int_equal(rgroup__parse_kgroup_list_next(&pos, &g), -ENOENT);
+	assert_int_equal(rgroup__find_kgroup_list(list, 2, &g), 0);
+	assert_true(g.parent == 1 && g.nice == 3 && g.threads == 4);
+	assert_int_equal(rgroup__find_kgroup_list(list, 9, &g), -ESRCH);
+	assert_int_equal(rgroup__find_kgroup_list("", 1, &g), -ESRCH);
 }
 
 /* ---- directory names ------------------------------------------------------- */
