@@ -3,7 +3,8 @@
  * test-cap.c - rule 10's CPU cap on the native kernel: PR_RGROUP_SET_CAP
  * and PR_RGROUP_GET_CAP, their error cases and permissions, the CPU time
  * a capped group gets (alone, nested under a capped parent, inside a
- * capped cgroup), and the cap across a migration and many groups.
+ * capped cgroup, nested groups made while their parent is held back), and
+ * the cap across a migration and many groups.
  *
  * The CPU time a cap allows is an upper bound the kernel enforces per
  * period (100 ms here), so each measurement spans many periods and is
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PERIOD_US 100000
@@ -360,6 +362,65 @@ static void cap_migrate(void)
 	CHECK(nt_cg_move(NT_SG "/self", getpid()) == 0, "back");
 }
 
+/* This thread's CPU time, seconds */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Spin until this thread has had 2 ms of CPU time, or 10 s have passed */
+static int burn_2ms(void *p)
+{
+	double *got = p, c0 = thread_cpu(), t0 = nt_now();
+
+	while (thread_cpu() - c0 < 0.002 && nt_now() - t0 < 10.0)
+		;
+	*got = thread_cpu() - c0;
+	return 0;
+}
+
+/*
+ * Nested groups made and first run while their parent is held back by its
+ * cap most of the time: each runs when the parent does (a group takes its
+ * parent's throttle state on a CPU at its first use there), and the
+ * parent's cap bounds the parent's threads and the children together.
+ */
+static void cap_children_of_throttled(void)
+{
+	struct nt_spinners s = { .n = 2 };
+	double least = 1.0, kids = 0;
+	struct nt_agent p;
+	int made = 0;
+
+	CHECK(nt_agent_start(&p, 1) == 0, "a parent rgroup");
+	CHECK(nt_agent_run(&p, nt_spinners_job, &s) == 0, "two busy threads in it");
+	CHECK(set_cap(p.tid, 10000, PERIOD_US) == 0, "parent cap 0.1");
+	nt_sleep(0.3);
+	double c0 = nt_spinners_cpu(&s), t0 = nt_now();
+	for (int i = 0; i < 40; i++) {
+		struct nt_agent c;
+		double got = 0;
+
+		if (nt_agent_start_in(&p, &c, 1))
+			break;
+		made++;
+		nt_agent_run(&c, burn_2ms, &got);
+		nt_agent_stop(&c);
+		kids += got;
+		if (got < least)
+			least = got;
+	}
+	double used = (nt_spinners_cpu(&s) - c0 + kids) / (nt_now() - t0);
+	CHECK(made == 40, "40 nested groups made under the capped parent: %d", made);
+	CHECK(least >= 0.002, "each child had its 2 ms of CPU time (the least: %.4f s)", least);
+	check_capped("the parent's threads and its children together", used, 0.1);
+	nt_spinners_stop(&s);
+	nt_agent_stop(&p);
+}
+
 /* Many capped groups made and gone: no task group stays behind. */
 static int capped_thread(void *p)
 {
@@ -406,6 +467,7 @@ static const struct rgt_case cases[] = {
 	{ "cap_nested_min", cap_nested_min },
 	{ "cap_in_capped_cgroup", cap_in_capped_cgroup },
 	{ "cap_migrate", cap_migrate },
+	{ "cap_children_of_throttled", cap_children_of_throttled },
 	{ "cap_many", cap_many },
 };
 
