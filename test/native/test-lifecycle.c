@@ -267,11 +267,21 @@ static void rule3_destruction(void)
 	struct nt_rg l;
 	nt_agent_stop(&mid);
 	nt_agent_stop(&top);
-	/* top and mid have no thread now: only /proc/PID/rgroups shows them */
+	/*
+	 * top and mid have no thread now: only /proc/PID/rgroups shows them.
+	 * A joined thread wakes its joiner (exit_mm()) before it leaves its
+	 * rgroup, as it leaves its cgroup after that too: wait for the
+	 * counts, at most 5 s.
+	 */
 	struct rgs_line rt = { 0 }, rm = { 0 }, rl = { 0 };
-	int lines = rgroups_find(top_id, &rt);
-	rgroups_find(mid_id, &rm);
-	rgroups_find(leaf_id, &rl);
+	int lines = 0;
+	for (double t0 = nt_now(); nt_now() - t0 < 5.0; nt_sleep(0.01)) {
+		lines = rgroups_find(top_id, &rt);
+		rgroups_find(mid_id, &rm);
+		rgroups_find(leaf_id, &rl);
+		if (rt.threads == 0 && rm.threads == 0)
+			break;
+	}
 	fprintf(stderr, "  /proc/self/rgroups: %d lines; top %" PRIu64 " (%u threads), "
 		"mid %" PRIu64 " parent %" PRIu64 " (%u threads), leaf parent %" PRIu64 " (%u)\n",
 		lines, rt.id, rt.threads, rm.id, rm.parent, rm.threads, rl.parent, rl.threads);
