@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PERIOD_US 100000
@@ -362,23 +361,15 @@ static void cap_migrate(void)
 	CHECK(nt_cg_move(NT_SG "/self", getpid()) == 0, "back");
 }
 
-/* This thread's CPU time, seconds */
-static double thread_cpu(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Spin until this thread has had 2 ms of CPU time, or 10 s have passed */
 static int burn_2ms(void *p)
 {
-	double *got = p, c0 = thread_cpu(), t0 = nt_now();
+	pid_t me = nt_gettid();
+	double *got = p, c0 = nt_thread_cpu(me), t0 = nt_now();
 
-	while (thread_cpu() - c0 < 0.002 && nt_now() - t0 < 10.0)
+	while (nt_thread_cpu(me) - c0 < 0.002 && nt_now() - t0 < 10.0)
 		;
-	*got = thread_cpu() - c0;
+	*got = nt_thread_cpu(me) - c0;
 	return 0;
 }
 
