@@ -6,8 +6,8 @@
 # PRIO_RGRP grow with the possible CPUs, as ratios to a thread's costs
 # measured side by side in the same boot.
 #
-# usage: bench-possible.sh [--boots B] [--plot FILE.png] [--before DATA]
-#                          [--data FILE] NATIVE-BENCH POSSIBLE...
+# usage: bench-possible.sh [--boots B] [--never-up] [--plot FILE.png]
+#                          [--before DATA] [--data FILE] NATIVE-BENCH POSSIBLE...
 #        bench-possible.sh [--plot FILE.png] [--before DATA] --from DATA...
 #
 #   NATIVE-BENCH  the static program (build/test/native/native-bench)
@@ -15,6 +15,10 @@
 #   --boots B     boots per number (default 3), interleaved: boot r of
 #                 every number before boot r+1 of any, so that the host's
 #                 load drifting over the run hits all numbers alike
+#   --never-up    boot with maxcpus=2: the other CPUs are possible (and
+#                 present) but never brought up, as hotplug slots and
+#                 room to grow are; without it they are brought up at
+#                 boot and taken offline before the measurement
 #   --data FILE   keep every boot's ratios (one line per boot)
 #   --plot FILE   a PNG of the median ratios against possible CPUs (gnuplot)
 #   --before DATA an earlier run's --data (another kernel), drawn in the
@@ -47,11 +51,12 @@ set -u -o pipefail
 me="bench-possible.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
-boots=3 plot='' data='' from='' before=''
+boots=3 plot='' data='' from='' before='' append=()
 usage() { sed -n '9,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--boots) boots=${2?}; shift 2 ;;
+	--never-up) append=(--append maxcpus=2); shift ;;
 	--plot) plot=${2?}; shift 2 ;;
 	--data) data=${2?}; shift 2 ;;
 	--before) before=${2?}; shift 2 ;;
@@ -83,7 +88,8 @@ boot_all() {
 			log=$work/boot-$n-$b.log
 			# more memory with more CPUs: 1,000 rgroups' per-CPU runqueues
 			mem=$((1024 + 4 * n))
-			RGROUP_NATIVE_BENCH_ONLINE=2 "$here/run-native.sh" --single-tcg --mem "$mem" -- \
+			RGROUP_NATIVE_BENCH_ONLINE=2 "$here/run-native.sh" --single-tcg --mem "$mem" \
+				${append[@]+"${append[@]}"} -- \
 				--timeout $((600 + 15 * n)) --smp "$n" "$bench" >"$log" 2>&1
 			brc=$?
 			line=$(grep '^possible ' "$log")

@@ -48,8 +48,8 @@
  * something. The measuring thread and its threads are pinned to CPU 0 of
  * the two vCPUs: a cross-CPU wakeup under TCG waits until the host runs the
  * halted vCPU's thread again, milliseconds on a loaded host, which would
- * drown what is measured (task groups are still made for every possible
- * CPU).
+ * drown what is measured (task groups are still made for every CPU that
+ * has been up).
  * Also run is a scenario the share test avoids (a busy process beside a
  * nested tree), for the record (not when CPUs were taken offline).
  */
