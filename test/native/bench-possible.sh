@@ -37,9 +37,10 @@
 # loaded 2-CPU host with icount (64 vCPUs: about 8 minutes).
 #
 # Wall time under TCG on a loaded host moves the ratios by integer
-# factors; RGROUP_VM_ICOUNT=3 (run-in-vm.sh: qemu -icount shift=3) makes
-# the guest's clocks count instructions instead, so each figure is an
-# instruction count, the same from boot to boot.
+# factors; run-native.sh --single-tcg runs qemu with -icount shift=3, so
+# the guest's clocks count instructions instead and each figure is an
+# instruction count, the same from boot to boot (RGROUP_VM_ICOUNT= empty:
+# the host's clock).
 #
 # The kernel: $RGROUP_NATIVE_KERNEL, else the cached build, as for
 # run-native.sh; the cost figures want RGROUP_KERNEL_DEBUG=0's kernel.

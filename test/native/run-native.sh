@@ -9,11 +9,22 @@
 #   --mem MB       guest memory (default RGROUP_VM_MEM or 512)
 #   --append ARGS  more kernel command line (e.g. slub_debug=F)
 #   --single-tcg   without KVM, run both vCPUs in one TCG thread
-#                  (-accel tcg,thread=single): the CPU-share tests. With a
-#                  thread per vCPU, a loaded host stops one vCPU and not the
-#                  other, and the guest's load averages (PELT) and so its
-#                  group weights go wrong; in one thread both vCPUs advance
-#                  alike. The other tests keep a thread per vCPU: races need
+#                  (-accel tcg,thread=single) on clocks that count the
+#                  guest's instructions (-icount shift=3, run-in-vm.sh's
+#                  RGROUP_VM_ICOUNT; set it empty for the host's clock):
+#                  the CPU-share tests. With a thread per vCPU, a loaded
+#                  host stops one vCPU and not the other, and the guest's
+#                  load averages (PELT) and so its group weights go wrong;
+#                  in one thread both vCPUs advance alike. On the host's
+#                  clock the guest's time runs on while the host does not
+#                  run that thread, and the guest's kernel charges it to
+#                  whichever task was on the vCPU: a busy host hands out
+#                  the guest's CPU time at random (a kernel build beside
+#                  the test moved a split by 4 points in every window).
+#                  With icount the guest's time stops with its
+#                  instructions, so what its scheduler hands out is what
+#                  its tasks ran, however loaded the host. The other tests
+#                  keep a thread per vCPU and the host's clock: races need
 #                  real parallelism.
 #
 # The kernel: $RGROUP_NATIVE_KERNEL (scripts/test.sh sets it from
@@ -65,6 +76,9 @@ if [ -n "$single" ] && [ -z "$accel" ]; then
 		(exec 3<>/dev/kvm) 2>/dev/null; then
 		accel=kvm
 	fi
+fi
+if [ -n "$single" ] && [ "${accel%%,*}" = tcg ]; then
+	export RGROUP_VM_ICOUNT=${RGROUP_VM_ICOUNT-3}
 fi
 
 kernel=${RGROUP_NATIVE_KERNEL:-}

@@ -21,9 +21,11 @@
  * whole CPU from a group (where the scheduler leaves it short: a busy
  * process beside a nested rgroup tree got 0.47 of the time instead of 0.5
  * here, as it would beside a cgroup). The emulator runs with one TCG
- * thread (see meson.build). A real error is far larger: a group competing
- * as its four threads instead of as one entity is off by 50-100%, one nice
- * step by 25%.
+ * thread on clocks that count instructions (run-native.sh --single-tcg),
+ * so a loaded host does not hand the guest's CPU time to whichever task
+ * was running when it stopped the emulator. A real error is far larger:
+ * a group competing as its four threads instead of as one entity is off
+ * by 50-100%, one nice step by 25%.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
