@@ -851,6 +851,14 @@ static const double nt_weight[40] = {
 	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 };
 
+const struct nt_scenario nt_nested_two_cpus = {
+	.nprocs = 0, .ngroups = 4, .capacity = 2,
+	.g = { { -1, 0, 2, "A" },
+	       { 0, -3, 2, "A/N" },
+	       { -1, 3, 2, "B" },
+	       { 2, 0, 1, "B/M" } },
+};
+
 int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r)
 {
 	int err = 0;

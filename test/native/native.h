@@ -145,6 +145,13 @@ struct nt_run {
 	pid_t proc[NT_MAXP];
 	int nice[NT_MAXG];
 };
+/*
+ * Nested and flat on two CPUs: top-level A (nice 0) with A/N (nice -3)
+ * below it, B (nice 3) with B/M (nice 0), two busy threads in each but
+ * B/M's one: every group has a thread on each CPU to judge.
+ */
+extern const struct nt_scenario nt_nested_two_cpus;
+
 /* Build it: 0 or an errno value (then nt_scn_stop() cleans up). */
 int nt_scn_start(const struct nt_scenario *sc, struct nt_run *r);
 /* Warm up, then judge each entity's share of the CPU time the scenario got

@@ -23,15 +23,6 @@
 #define CPU1 "/sys/devices/system/cpu/cpu1/online"
 #define WARMUP_S 1.0
 
-/* Nested and flat, with busy threads in each: judged on both CPUs */
-static const struct nt_scenario two_cpus = {
-	.nprocs = 0, .ngroups = 4, .capacity = 2,
-	.g = { { -1, 0, 2, "A" },
-	       { 0, -3, 2, "A/N" },
-	       { -1, 3, 2, "B" },
-	       { 2, 0, 1, "B/M" } },
-};
-
 static int cpu1_up(void)
 {
 	char buf[8];
@@ -77,7 +68,7 @@ static int spin_on_cpu1(void *arg)
 
 static int judge(const char *when, double capacity, struct nt_run *r)
 {
-	struct nt_scenario sc = two_cpus;
+	struct nt_scenario sc = nt_nested_two_cpus;
 
 	sc.capacity = capacity;
 	fprintf(stderr, "  %s (%.0f CPU%s):\n", when, capacity, capacity > 1 ? "s" : "");
@@ -103,7 +94,7 @@ static int before_cpu_up_child(void *unused)
 	CHECK(nt_pthread(&gone, 1, just_return, NULL) == 0 && pthread_join(gone, NULL) == 0,
 	      "a thread in an rgroup of its own, joined");
 	CHECK(nt_agent_start(&sleeper, 1) == 0, "a sleeping thread in an rgroup of its own");
-	err = nt_scn_start(&two_cpus, r);
+	err = nt_scn_start(&nt_nested_two_cpus, r);
 	CHECK(!err, "set up the scenario: %s", strerror(err));
 	if (err)
 		goto out;
@@ -131,7 +122,7 @@ static int before_cpu_up_child(void *unused)
 	err = nt_agent_run(&late, spin_on_cpu1, NULL);
 	CHECK(err == 0, "its thread ran on CPU 1: %s", strerror(err));
 out:
-	nt_scn_stop(&two_cpus, r);
+	nt_scn_stop(&nt_nested_two_cpus, r);
 	nt_agent_stop(&late);
 	nt_agent_stop(&sleeper);
 	free(r);

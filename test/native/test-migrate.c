@@ -64,14 +64,6 @@ static int find(const struct snap *s, pid_t tid)
 
 /* --- rule 8: the whole process moves while busy ----------------------------- */
 
-static const struct nt_scenario mig_sc = {
-	.nprocs = 0, .ngroups = 4, .capacity = 2,
-	.g = { { -1, 0, 2, "A" },
-	       { 0, -3, 2, "A/N" },
-	       { -1, 3, 2, "B" },
-	       { 2, 0, 1, "B/M" } },
-};
-
 struct mig_ctl {
 	int to_parent[2], to_child[2];
 };
@@ -83,19 +75,19 @@ static int mig_child(void *p)
 	char b = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int err = nt_scn_start(&mig_sc, r);
+	int err = nt_scn_start(&nt_nested_two_cpus, r);
 	if (write(c->to_parent[1], &err, sizeof(err)) != sizeof(err) || err)
 		return 1;
 	/* the parent moves us, busy, and has a look */
 	if (read(c->to_child[0], &b, 1) != 1)
 		return 1;
 	/* the split in the new cgroup */
-	int fails = nt_scn_judge(&mig_sc, r, 0.5) != 0;
+	int fails = nt_scn_judge(&nt_nested_two_cpus, r, 0.5) != 0;
 	if (write(c->to_parent[1], &fails, sizeof(fails)) != sizeof(fails))
 		return 1;
 	if (read(c->to_child[0], &b, 1) != 1)
 		return 1;
-	nt_scn_stop(&mig_sc, r);
+	nt_scn_stop(&nt_nested_two_cpus, r);
 	return 0;
 }
 
