@@ -460,25 +460,28 @@ fi
 # Where each vCPU is (registers from qemu's monitor), for a stopped guest.
 dump_vcpus() {
 	command -v python3 >/dev/null || { echo "(python3 not found: no register dump)"; return; }
-	python3 - "$tmp/monitor" <<'PY' | grep -E '^(CPU#|RAX=|RSI=|R8 =|R12=|RIP=)'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-def reply():
+	python3 - "$tmp/monitor" <<'PY'
+import re, socket, sys
+def reply(s):
     b = b''
-    try:
-        while not b.endswith(b'(qemu) '):
-            d = s.recv(65536)
-            if not d:
-                break
-            b += d
-    except socket.timeout:
-        pass
-    return b.decode(errors='replace')
-reply()
-s.sendall(b'info registers -a\n')
-print(reply().replace('\r', ''))
+    while not b.endswith(b'(qemu) '):
+        d = s.recv(65536)
+        if not d:
+            break
+        b += d
+    return b.decode(errors='replace').replace('\r', '')
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    reply(s)
+    s.sendall(b'info registers -a\n')
+    out = reply(s)
+except OSError as e:
+    sys.exit(f"(qemu's monitor did not answer: {e}; qemu itself is stuck)")
+for line in out.splitlines():
+    if re.match(r'(CPU#|RAX=|RSI=|R8 =|R12=|RIP=)', line):
+        print(line)
 PY
 }
 
@@ -499,7 +502,13 @@ watch_guest() {
 			dump_vcpus
 		} >&2
 		: >"$tmp/stalled"
+		# qemu ends on TERM from its main loop; if that is what is stuck, KILL.
 		kill "$(cat "$tmp/qemu.pid")" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			[ -e "$tmp/done" ] && return
+			sleep 1
+		done
+		kill -KILL "$(cat "$tmp/qemu.pid")" 2>/dev/null
 		return
 	done
 }
@@ -515,9 +524,13 @@ else
 	watch_guest &
 	wpid=$!
 	# stdin is not the console: qemu must not put a terminal in raw mode.
-	timeout -k 10 "$timeout_s" "$qemu" "${qargs[@]}" </dev/null 2>&1 |
-		sed -u 's/\r$//' | tee "$tmp/console.log" | sed -u '/^RGROUP-VM-ALIVE$/d'
-	qrc=${PIPESTATUS[0]}
+	# (qemu's messages go with the console; the shell's own, "Killed"
+	# when the watcher or the timeout ends qemu, do not.)
+	{
+		timeout -k 10 "$timeout_s" "$qemu" "${qargs[@]}" </dev/null 2>&1 |
+			sed -u 's/\r$//' | tee "$tmp/console.log" | sed -u '/^RGROUP-VM-ALIVE$/d'
+		qrc=${PIPESTATUS[0]}
+	} 2>/dev/null
 	: >"$tmp/done"
 	wait "$wpid"
 fi
