@@ -53,10 +53,10 @@
 #              console instead of powering off (no timeout; leave it with
 #              'exit' or Ctrl-A x); also RGROUP_VM_SHELL=1.
 #
-# A guest that stops as a whole (no console output, not even init's
-# heartbeat, a line RGROUP-VM-ALIVE every 5 s that is not shown, for
-# RGROUP_VM_STALL seconds, default 60) is killed then, not at --timeout,
-# after printing where its vCPUs were (qemu's monitor; needs python3).
+# A guest that stops (no heartbeat, a line RGROUP-VM-ALIVE that init
+# prints every 5 s and that is not shown, for RGROUP_VM_STALL seconds,
+# default 60) is killed then, not at --timeout, after printing where its
+# vCPUs were (qemu's monitor; needs python3).
 #
 # Other knobs: RGROUP_VM_ACCEL=kvm|tcg forces the accelerator,
 # RGROUP_VM_ICOUNT=SHIFT runs TCG with qemu's -icount shift=SHIFT (one
@@ -489,20 +489,23 @@ for line in out.splitlines():
 PY
 }
 
-# The watcher: after the first heartbeat, a console silent for stall_s
-# seconds means the guest stopped (its timers with it: no soft-lockup or
-# RCU report comes). It ends when $tmp/done appears.
+# The watcher: after the first heartbeat, none for stall_s seconds means
+# the guest stopped, or its kernel is stuck on every CPU (a soft-lockup or
+# RCU stall report may then be above). It ends when $tmp/done appears.
 stall_s=${RGROUP_VM_STALL:-60}
 case $stall_s in '' | *[!0-9]*) die "RGROUP_VM_STALL wants whole seconds, got '$stall_s'" ;; esac
 watch_guest() {
-	local now last
-	until [ -e "$tmp/done" ] || grep -q '^RGROUP-VM-ALIVE$' "$tmp/console.log" 2>/dev/null; do sleep 1; done
+	local beats=0 seen last
 	while [ ! -e "$tmp/done" ]; do
 		sleep 1
-		now=$(date +%s) last=$(stat -c %Y "$tmp/console.log" 2>/dev/null) || continue
-		[ $((now - last)) -ge "$stall_s" ] || continue
+		seen=$(grep -c '^RGROUP-VM-ALIVE$' "$tmp/console.log" 2>/dev/null) || seen=0
+		if [ "$seen" != "$beats" ]; then
+			beats=$seen last=$(date +%s)
+			continue
+		fi
+		[ "$beats" -gt 0 ] && [ $(($(date +%s) - last)) -ge "$stall_s" ] || continue
 		{
-			echo "$me: the guest printed nothing, not even its heartbeat, for $((now - last))s: it stopped; its vCPUs:"
+			echo "$me: no heartbeat from the guest for ${stall_s}s: it stopped; its vCPUs:"
 			dump_vcpus
 		} >&2
 		: >"$tmp/stalled"
@@ -543,7 +546,7 @@ elapsed=$(($(date +%s) - start))
 code=$(tr -d '\r' <"$tmp/console.log" | sed -n 's/^RGROUP-VM-EXIT \([0-9][0-9]*\)$/\1/p' | tail -n 1)
 if [ -z "$code" ]; then
 	if [ -e "$tmp/stalled" ]; then
-		die "the guest stopped after $((elapsed - stall_s))s (nothing on its console for ${stall_s}s) and was killed, $pname did not finish"
+		die "the guest stopped after $((elapsed - stall_s))s (no heartbeat for ${stall_s}s) and was killed, $pname did not finish"
 	fi
 	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
 		die "timeout: the VM ran longer than ${timeout_s}s and was killed, $pname did not finish"
