@@ -8,24 +8,11 @@
 #
 #   --mem MB       guest memory (default RGROUP_VM_MEM or 512)
 #   --append ARGS  more kernel command line (e.g. slub_debug=F)
-#   --single-tcg   without KVM, run both vCPUs in one TCG thread
-#                  (-accel tcg,thread=single) on clocks that count the
-#                  guest's instructions (-icount shift=3, run-in-vm.sh's
-#                  RGROUP_VM_ICOUNT; set it empty for the host's clock):
-#                  the CPU-share tests. With a thread per vCPU, a loaded
-#                  host stops one vCPU and not the other, and the guest's
-#                  load averages (PELT) and so its group weights go wrong;
-#                  in one thread both vCPUs advance alike. On the host's
-#                  clock the guest's time runs on while the host does not
-#                  run that thread, and the guest's kernel charges it to
-#                  whichever task was on the vCPU: a busy host hands out
-#                  the guest's CPU time at random (a kernel build beside
-#                  the test moved a split by 4 points in every window).
-#                  With icount the guest's time stops with its
-#                  instructions, so what its scheduler hands out is what
-#                  its tasks ran, however loaded the host. The other tests
-#                  keep a thread per vCPU and the host's clock: races need
-#                  real parallelism.
+#   --single-tcg   run-in-vm.sh --single-tcg: without KVM, all vCPUs in
+#                  one TCG thread on clocks that count the guest's
+#                  instructions, for the CPU-share tests (run-in-vm.sh
+#                  says why). The other tests keep a thread per vCPU and
+#                  the host's clock: races need real parallelism.
 #
 # The kernel: $RGROUP_NATIVE_KERNEL (scripts/test.sh sets it from
 # scripts/kernel.sh), else the cached build (scripts/kernel.sh --cached).
@@ -56,7 +43,6 @@ skip() {
 }
 
 mem=${RGROUP_VM_MEM:-512}
-accel=${RGROUP_VM_ACCEL:-}
 single=
 append=
 while [ $# -gt 0 ]; do
@@ -68,18 +54,6 @@ while [ $# -gt 0 ]; do
 	*) echo "$me: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-
-if [ -n "$single" ] && [ -z "$accel" ]; then
-	accel=tcg,thread=single
-	# as run-in-vm.sh decides: KVM when the CPU and /dev/kvm allow it
-	if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo 2>/dev/null &&
-		(exec 3<>/dev/kvm) 2>/dev/null; then
-		accel=kvm
-	fi
-fi
-if [ -n "$single" ] && [ "${accel%%,*}" = tcg ]; then
-	export RGROUP_VM_ICOUNT=${RGROUP_VM_ICOUNT-3}
-fi
 
 kernel=${RGROUP_NATIVE_KERNEL:-}
 if [ -z "$kernel" ]; then
@@ -95,9 +69,9 @@ done < <(env | grep '^RGROUP_NATIVE_[A-Z_]*=' | grep -v '^RGROUP_NATIVE_KERNEL='
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-RGROUP_VM_MEM=$mem RGROUP_VM_ACCEL=$accel \
+RGROUP_VM_MEM=$mem \
 	RGROUP_VM_APPEND="slab_nomerge loglevel=4$append ${RGROUP_VM_APPEND:-}" \
-	"$root/test/vm/run-in-vm.sh" --kernel "$kernel" "${envs[@]}" "$@" 2>&1 | tee "$log"
+	"$root/test/vm/run-in-vm.sh" --kernel "$kernel" ${single:+--single-tcg} "${envs[@]}" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
 pattern='WARNING:|BUG:|Oops|Call Trace:|general protection fault|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: rcu|self-detected stall|hung_task|Kernel panic|kernel BUG|suspected memory leak'

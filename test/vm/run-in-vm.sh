@@ -7,7 +7,8 @@
 #
 # usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
 #                     [--user UID[:GID] --runas RUNAS] [--file FILE ...]
-#                     [--dynamic FILE ...] [--smp N] [--keep] [--shell]
+#                     [--dynamic FILE ...] [--smp N] [--single-tcg]
+#                     [--keep] [--shell]
 #                     [--systemd [--unit FILE] [--unit-prop KEY=VALUE ...]]
 #                     [--container rw|ro]
 #                     PROGRAM [ARGS...]
@@ -47,6 +48,18 @@
 #              read-write (rw) or read-only (ro), as runtimes mount it
 #              for unprivileged containers. Not with --user or --systemd.
 #   --smp      vCPUs (default 2, or RGROUP_VM_SMP).
+#   --single-tcg  for a PROGRAM that measures CPU shares: without KVM, run
+#              every vCPU in one TCG thread (-accel tcg,thread=single) on
+#              clocks that count the guest's instructions (-icount
+#              shift=3; RGROUP_VM_ICOUNT sets the shift, empty keeps the
+#              host's clock). With a thread per vCPU on the host's clock,
+#              a loaded host stops one vCPU and not the other, and the
+#              guest's time runs on while the host does not run it: the
+#              guest's kernel charges that time to whichever task was on
+#              the vCPU, so a busy host hands out the guest's CPU time at
+#              random. With icount the guest's time stops with its
+#              instructions. Other programs keep a thread per vCPU and the
+#              host's clock: races need real parallelism.
 #   --keep     keep the temp dir (initramfs, init, console log); also
 #              RGROUP_VM_KEEP=1.
 #   --shell    after PROGRAM, give an interactive busybox shell on the
@@ -58,10 +71,11 @@
 # default 60) is killed then, not at --timeout, after printing where its
 # vCPUs were (qemu's monitor; needs python3).
 #
-# Other knobs: RGROUP_VM_ACCEL=kvm|tcg forces the accelerator,
-# RGROUP_VM_ICOUNT=SHIFT runs TCG with qemu's -icount shift=SHIFT (one
-# instruction is 2^SHIFT ns of the guest's clocks, whatever the host's
-# load: for cost measurements; one TCG thread),
+# Other knobs: RGROUP_VM_ACCEL=kvm|tcg forces the accelerator (and then
+# --single-tcg leaves it as it is), RGROUP_VM_ICOUNT=SHIFT runs TCG with
+# qemu's -icount shift=SHIFT (one instruction is 2^SHIFT ns of the
+# guest's clocks, whatever the host's load: for share tests and cost
+# measurements; one TCG thread),
 # RGROUP_VM_APPEND adds kernel command line arguments, RGROUP_VM_MEM
 # overrides -m 512, RGROUP_VM_BUSYBOX names a
 # static busybox other than /bin/busybox.
@@ -106,7 +120,7 @@ usage() {
 shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM_KEEP:-} shell=${RGROUP_VM_SHELL:-}
-systemd='' sd='' container='' unit_file=''
+systemd='' sd='' container='' unit_file='' single=''
 [ "$keep" = 0 ] && keep=
 [ "$shell" = 0 ] && shell=
 envs=()
@@ -123,6 +137,7 @@ while [ $# -gt 0 ]; do
 	--file) files+=("${2?}"); shift 2 ;;
 	--dynamic) dynamic+=("${2?}"); shift 2 ;;
 	--smp) smp=${2?}; shift 2 ;;
+	--single-tcg) single=1; shift ;;
 	--systemd) systemd=1; shift ;;
 	--unit-prop) unit_props+=("${2?}"); shift 2 ;;
 	--unit) unit_file=${2?}; shift 2 ;;
@@ -260,6 +275,10 @@ if [ -z "$accel" ]; then
 	if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo 2>/dev/null &&
 		(exec 3<>/dev/kvm) 2>/dev/null; then
 		accel=kvm
+	fi
+	if [ -n "$single" ] && [ "$accel" = tcg ]; then
+		accel=tcg,thread=single
+		RGROUP_VM_ICOUNT=${RGROUP_VM_ICOUNT-3}
 	fi
 fi
 
