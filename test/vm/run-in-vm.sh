@@ -8,7 +8,7 @@
 # usage: run-in-vm.sh --kernel VMLINUZ|DIR --timeout SECS [--env K=V ...]
 #                     [--user UID[:GID] --runas RUNAS] [--file FILE ...]
 #                     [--dynamic FILE ...] [--smp N] [--single-tcg]
-#                     [--keep] [--shell]
+#                     [--late-cpus] [--keep] [--shell]
 #                     [--systemd [--unit FILE] [--unit-prop KEY=VALUE ...]]
 #                     [--container rw|ro]
 #                     PROGRAM [ARGS...]
@@ -60,6 +60,10 @@
 #              random. With icount the guest's time stops with its
 #              instructions. Other programs keep a thread per vCPU and the
 #              host's clock: races need real parallelism.
+#   --late-cpus boot with one CPU up (maxcpus=1) and bring the others up
+#              before PROGRAM runs: Debian's 6.1 kernel hangs bringing up
+#              its second CPU at boot on qemu 7.2's icount (--single-tcg),
+#              and not when it is brought up later. Not with --systemd.
 #   --keep     keep the temp dir (initramfs, init, console log); also
 #              RGROUP_VM_KEEP=1.
 #   --shell    after PROGRAM, give an interactive busybox shell on the
@@ -120,7 +124,7 @@ usage() {
 shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 smp=${RGROUP_VM_SMP:-2} kernel='' timeout_s='' user='' runas='' keep=${RGROUP_VM_KEEP:-} shell=${RGROUP_VM_SHELL:-}
-systemd='' sd='' container='' unit_file='' single=''
+systemd='' sd='' container='' unit_file='' single='' late_cpus=''
 [ "$keep" = 0 ] && keep=
 [ "$shell" = 0 ] && shell=
 envs=()
@@ -138,6 +142,7 @@ while [ $# -gt 0 ]; do
 	--dynamic) dynamic+=("${2?}"); shift 2 ;;
 	--smp) smp=${2?}; shift 2 ;;
 	--single-tcg) single=1; shift ;;
+	--late-cpus) late_cpus=1; shift ;;
 	--systemd) systemd=1; shift ;;
 	--unit-prop) unit_props+=("${2?}"); shift 2 ;;
 	--unit) unit_file=${2?}; shift 2 ;;
@@ -169,6 +174,7 @@ done
 if [ -n "$systemd" ]; then
 	[ -z "$user" ] || die "--systemd runs PROGRAM as a service as root; --user is not for it"
 	[ -z "$shell" ] || die "--systemd has no shell after PROGRAM"
+	[ -z "$late_cpus" ] || die "--late-cpus brings CPUs up from the busybox init, not with --systemd"
 	[ -z "$unit_file" ] || [ -f "$unit_file" ] || die "unit file '$unit_file' does not exist"
 elif [ ${#unit_props[@]} -gt 0 ] || [ -n "$unit_file" ]; then
 	die "--unit and --unit-prop are for --systemd"
@@ -394,6 +400,15 @@ else
 export PATH=/bin HOME=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+EOF
+	if [ -n "$late_cpus" ]; then
+		cat <<'EOF'
+for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
+	[ "$(cat $c)" = 1 ] || echo 1 >$c || echo "init: cannot bring up ${c%/online}"
+done
+EOF
+	fi
+	cat <<'EOF'
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # The heartbeat run-in-vm.sh watches for (it stays in the root cgroup, and
 # the OOM killer leaves it alone).
@@ -469,7 +484,7 @@ chmod 0755 "$root/init"
 # KVM guests skip the check by themselves.
 qargs=(-m "${RGROUP_VM_MEM:-512}" -smp "$smp" -accel "$accel"
 	-no-reboot -nographic -kernel "$vmlinuz" -initrd "$tmp/initramfs.gz"
-	-append "console=ttyS0 quiet panic=-1 no_timer_check ${systemd:+systemd.show_status=error }${RGROUP_VM_APPEND:-}")
+	-append "console=ttyS0 quiet panic=-1 no_timer_check ${late_cpus:+maxcpus=1 }${systemd:+systemd.show_status=error }${RGROUP_VM_APPEND:-}")
 # qboot (qemu-system-data) boots faster than SeaBIOS and prints nothing.
 [ -f /usr/share/qemu/qboot.rom ] && qargs+=(-bios /usr/share/qemu/qboot.rom)
 if [ -n "${RGROUP_VM_ICOUNT:-}" ]; then
