@@ -133,8 +133,9 @@ static void *job_main(void *p)
 	j->tid = gettid_();
 	if (j->how)
 		j->how(j);
-	__atomic_store_n(&j->started, 1, __ATOMIC_RELEASE);
+	/* Reported before start() returns, so before READY. */
 	report(j->label, j->tid);
+	__atomic_store_n(&j->started, 1, __ATOMIC_RELEASE);
 	if (spin_all)
 		for (;;)
 			;
