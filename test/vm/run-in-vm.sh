@@ -410,9 +410,14 @@ EOF
 	fi
 	cat <<'EOF'
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+EOF
+	# Not with --shell: nothing watches it, and it would show on the console.
+	[ -n "$shell" ] || cat <<'EOF'
 # The heartbeat run-in-vm.sh watches for (it stays in the root cgroup, and
 # the OOM killer leaves it alone).
 (echo -1000 >/proc/self/oom_score_adj; while :; do echo RGROUP-VM-ALIVE; sleep 5; done) &
+EOF
+	cat <<'EOF'
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "init: cannot mount cgroup2"
 # A tmpfs on /tmp; what the initramfs put under /tmp (--dynamic files of a
 # build directory there) is copied onto it, not hidden by it.
