@@ -498,11 +498,17 @@ if [ -n "${RGROUP_VM_ICOUNT:-}" ]; then
 	qargs+=(-icount "shift=$RGROUP_VM_ICOUNT")
 fi
 
-[ -z "$shell" ] && qargs+=(-monitor "unix:$tmp/monitor,server,nowait" -pidfile "$tmp/qemu.pid")
+# The monitor for dump_vcpus, on a unix socket (whose path has a limit of
+# 107 bytes: with a longer $TMPDIR the dump is left out).
+if [ -z "$shell" ]; then
+	qargs+=(-pidfile "$tmp/qemu.pid")
+	[ ${#tmp} -le 99 ] && qargs+=(-monitor "unix:$tmp/monitor,server,nowait")
+fi
 
 # Where each vCPU is (registers from qemu's monitor), for a stopped guest.
 dump_vcpus() {
 	command -v python3 >/dev/null || { echo "(python3 not found: no register dump)"; return; }
+	[ -S "$tmp/monitor" ] || { echo "(no monitor socket: \$TMPDIR is too long for one)"; return; }
 	python3 - "$tmp/monitor" <<'PY'
 import re, socket, sys
 def reply(s):
