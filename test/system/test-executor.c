@@ -805,7 +805,11 @@ static void cancel_and_destroy(void)
 		rgroup_exec_submit(bn, count_item, &c);
 	d = (struct destroyer){ .group = bn };
 	pthread_create(&t, NULL, destroy_thread, &d);
-	scn_sleep(0.1);
+	/* Under way once it has canceled the pending items: it refuses new
+	 * ones before that. */
+	for (double end = scn_now() + 10;
+	     __atomic_load_n(&c.canceled, __ATOMIC_RELAXED) < 5 && scn_now() < end;)
+		scn_sleep(0.001);
 	CHECK(!d.done, "destroy waits for the running item");
 	CHECK(rgroup_exec_submit(bn, count_item, &c) == -ENOENT, "no submissions while it goes");
 	__atomic_store_n(&g1.release, 1, __ATOMIC_RELEASE);
