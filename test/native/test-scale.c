@@ -9,15 +9,17 @@
  * with slub_debug=F) at most SLAB_SLACK objects above the baseline taken
  * after a warm-up round of the same work, the task_group cache exactly at
  * it, and MemAvailable at most MEM_SLACK_KB lower. A leak of one object per
- * thousand lifetimes shows as a thousand objects. Every cache is shrunk
- * before it is counted, which also empties KASAN's quarantine of freed
- * objects on the debug kernel. Two caches are left out: vmap_area, the
- * vmalloc areas of freed kernel stacks (VMAP_STACK), which the kernel
- * purges lazily in large batches (it grows by thousands the same way in a
- * run without rgroups, RGROUP_NATIVE_CONTROL=1, and rgroups allocate no
- * vmalloc memory); and kmemleak_object, kmemleak's record of every live
- * object, which it trims lazily (kmemleak's own scan at the end of the
- * program, native.c, reports what nothing references).
+ * N lifetimes shows once the run has more than SLAB_SLACK * N lifetimes
+ * (the count is printed; RGROUP_NATIVE_SECONDS finds rarer leaks in a
+ * longer run; the task_group cache catches a single leaked group). Every
+ * cache is shrunk before it is counted, which also empties KASAN's
+ * quarantine of freed objects on the debug kernel. Two caches are left out:
+ * vmap_area, the vmalloc areas of freed kernel stacks (VMAP_STACK), which
+ * the kernel purges lazily in large batches (it grows by thousands the same
+ * way in a run without rgroups, RGROUP_NATIVE_CONTROL=1, and rgroups
+ * allocate no vmalloc memory); and kmemleak_object, kmemleak's record of
+ * every live object, which it trims lazily (kmemleak's own scan at the end
+ * of the program, native.c, reports what nothing references).
  *
  * Environment (forwarded into the VM by run-native.sh):
  *   RGROUP_NATIVE_LIFETIMES  stop after this many lifetimes (1000000)
