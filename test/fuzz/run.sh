@@ -5,7 +5,8 @@
 # `rgroup run` in src/run/run-spec.c, and the governor's state file in
 # src/governor/governor-state.c, with the helpers they call: the sources of meson's
 # rgroup-internal) with clang (ASan + UBSan) and
-# run each for N seconds (default 10), starting from test/fuzz/corpus/.
+# run each for N seconds (default 10), starting from test/fuzz/corpus/,
+# as many at a time as there are CPUs (FUZZ_JOBS=N to choose).
 # New inputs go to a scratch directory, never into the source tree; it
 # is removed after a run that found nothing, unless FUZZ_OUT named it.
 #
@@ -28,29 +29,70 @@ else
 	targets=$(cd "$here" && ls fuzz-*.c | sed 's/^fuzz-//; s/\.c$//')
 fi
 
+# One target: build it, run it, and leave its report in $out/report-$t
+# and "pass" or "fail" in $out/result-$t (the jobs below run side by side).
+one() {
+	t=$1
+	bin="$out/fuzz-$t"
+	{
+		if ! "$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
+			-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+			-I"$top/include" -I"$top/src/kernel-text" -I"$top/src/governor" -I"$top/src/core" -I"$top/src/run" \
+			"$here/fuzz-$t.c" "$top/src/kernel-text/parse.c" "$top/src/governor/governor-state.c" \
+			"$top/src/kernel-text/locate.c" "$top/src/core/weight.c" "$top/src/run/run-spec.c" -o "$bin"; then
+			echo "FAIL fuzz-$t: it does not build"
+			echo fail >"$out/result-$t"
+			return
+		fi
+		mkdir -p "$out/corpus-$t"
+		echo "== fuzz-$t: ${secs}s"
+		# the scratch corpus first: libFuzzer writes new inputs there
+		if ! "$bin" -max_total_time="$secs" -max_len=16384 -print_final_stats=1 \
+			-artifact_prefix="$out/crash-$t-" \
+			"$out/corpus-$t" "$here/corpus/$t" 2>"$out/fuzz-$t.log"; then
+			echo "FAIL fuzz-$t: see $out/fuzz-$t.log and $out/crash-$t-*"
+			tail -30 "$out/fuzz-$t.log"
+			echo fail >"$out/result-$t"
+		else
+			grep -E '^stat::number_of_executed_units' "$out/fuzz-$t.log" || true
+			echo pass >"$out/result-$t"
+		fi
+	} >"$out/report-$t" 2>&1
+}
+
+# As many targets at a time as there are CPUs (FUZZ_JOBS): each is one
+# process, and a fuzzer's result does not depend on how fast it runs.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: FUZZ_JOBS wants a number above 0, got '$jobs'" >&2; exit 2 ;; esac
+running=0
+pids=
+for t in $targets; do
+	one "$t" &
+	pids="$pids $!"
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		# POSIX sh has no `wait -n`: wait for the oldest job
+		first=${pids# }
+		first=${first%% *}
+		wait "$first" || :
+		pids=${pids# }
+		pids=${pids#"$first"}
+		running=$((running - 1))
+	fi
+done
+wait
+
 status=0
 passed=0
 failed=0
 for t in $targets; do
-	bin="$out/fuzz-$t"
-	"$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$top/include" -I"$top/src/kernel-text" -I"$top/src/governor" -I"$top/src/core" -I"$top/src/run" \
-		"$here/fuzz-$t.c" "$top/src/kernel-text/parse.c" "$top/src/governor/governor-state.c" \
-		"$top/src/kernel-text/locate.c" "$top/src/core/weight.c" "$top/src/run/run-spec.c" -o "$bin"
-	mkdir -p "$out/corpus-$t"
-	echo "== fuzz-$t: ${secs}s"
-	# the scratch corpus first: libFuzzer writes new inputs there
-	if ! "$bin" -max_total_time="$secs" -max_len=16384 -print_final_stats=1 \
-		-artifact_prefix="$out/crash-$t-" \
-		"$out/corpus-$t" "$here/corpus/$t" 2>"$out/fuzz-$t.log"; then
-		echo "FAIL fuzz-$t: see $out/fuzz-$t.log and $out/crash-$t-*"
-		tail -30 "$out/fuzz-$t.log"
+	cat "$out/report-$t" 2>/dev/null
+	if [ "$(cat "$out/result-$t" 2>/dev/null)" = pass ]; then
+		passed=$((passed + 1))
+	else
+		[ -e "$out/result-$t" ] || echo "FAIL fuzz-$t: no result"
 		status=1
 		failed=$((failed + 1))
-	else
-		grep -E '^stat::number_of_executed_units' "$out/fuzz-$t.log" || true
-		passed=$((passed + 1))
 	fi
 done
 if [ $status -eq 0 ] && [ -z "${FUZZ_OUT:-}" ]; then
