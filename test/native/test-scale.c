@@ -13,13 +13,16 @@
  * (the count is printed; RGROUP_NATIVE_SECONDS finds rarer leaks in a
  * longer run; the task_group cache catches a single leaked group). Every
  * cache is shrunk before it is counted, which also empties KASAN's
- * quarantine of freed objects on the debug kernel. Two caches are left out:
- * vmap_area, the vmalloc areas of freed kernel stacks (VMAP_STACK), which
- * the kernel purges lazily in large batches (it grows by thousands the same
- * way in a run without rgroups, RGROUP_NATIVE_CONTROL=1, and rgroups
- * allocate no vmalloc memory); and kmemleak_object, kmemleak's record of
- * every live object, which it trims lazily (kmemleak's own scan at the end
- * of the program, native.c, reports what nothing references).
+ * quarantine of freed objects on the debug kernel. Three caches are left
+ * out: vmap_area, the vmalloc areas of freed kernel stacks (VMAP_STACK),
+ * which the kernel purges lazily in large batches (it grows by thousands
+ * the same way in a run without rgroups, RGROUP_NATIVE_CONTROL=1, and
+ * rgroups allocate no vmalloc memory); kmemleak_scan_area, which on a
+ * kernel with kmemleak holds one object per vmap_area slab object (the
+ * area's tree node, registered for scanning when the area is made) and
+ * so follows vmap_area's count exactly; and kmemleak_object, kmemleak's
+ * record of every live object, which it trims lazily (kmemleak's own scan
+ * at the end of the program, native.c, reports what nothing references).
  *
  * Environment (forwarded into the VM by run-native.sh):
  *   RGROUP_NATIVE_LIFETIMES  stop after this many lifetimes (1000000)
@@ -171,6 +174,7 @@ static void check_memory(const struct slabs *base, long mem0, const char *when)
 			long d = now.active[i] - (b < 0 ? 0 : b);
 			total_d += d * now.size[i];
 			if (!strcmp(now.name[i], "vmap_area") ||
+			    !strcmp(now.name[i], "kmemleak_scan_area") ||
 			    !strcmp(now.name[i], "kmemleak_object"))
 				continue; /* see the top of the file */
 			if (d > worst_d) {
