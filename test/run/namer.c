@@ -45,10 +45,20 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Every line goes out whole under mu, which fork() also takes (forker):
+ * a fork child inherits neither a held mu nor a half-written line. */
 static void report(const char *label, pid_t tid)
 {
 	pthread_mutex_lock(&mu);
 	printf("T %s %d\n", label, (int)tid);
+	fflush(stdout);
+	pthread_mutex_unlock(&mu);
+}
+
+static void say_ready(void)
+{
+	pthread_mutex_lock(&mu);
+	printf("READY\n");
 	fflush(stdout);
 	pthread_mutex_unlock(&mu);
 }
@@ -66,8 +76,7 @@ static void wait_for_eof(void)
 static int ready(void)
 {
 	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
+	say_ready();
 	wait_for_eof();
 	return 0;
 }
@@ -199,7 +208,9 @@ static void *forker(void *p)
 
 	pthread_setname_np(pthread_self(), "work-f");
 	report("forker", gettid_());
+	pthread_mutex_lock(&mu);
 	pid = fork();
+	pthread_mutex_unlock(&mu);
 	if (pid == 0) {
 		pthread_t t;
 		struct job j = { "child-named", by_setname, "work-c", NULL };
@@ -220,8 +231,7 @@ static int do_fork(void)
 
 	pthread_create(&t, NULL, forker, NULL);
 	report("main", gettid_());
-	printf("READY\n");
-	fflush(stdout);
+	say_ready();
 	pthread_join(t, NULL);
 	return 0;
 }
