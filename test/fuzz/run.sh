@@ -60,25 +60,16 @@ one() {
 	} >"$out/report-$t" 2>&1
 }
 
-# As many targets at a time as there are CPUs (FUZZ_JOBS): each is one
-# process, and a fuzzer's result does not depend on how fast it runs.
+# As many targets at a time as there are CPUs (FUZZ_JOBS), in batches
+# (every target runs for the same time): each is one process, and a
+# fuzzer's result does not depend on how fast it runs.
 jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: FUZZ_JOBS wants a number above 0, got '$jobs'" >&2; exit 2 ;; esac
-running=0
-pids=
+n=0
 for t in $targets; do
 	one "$t" &
-	pids="$pids $!"
-	running=$((running + 1))
-	if [ "$running" -ge "$jobs" ]; then
-		# POSIX sh has no `wait -n`: wait for the oldest job
-		first=${pids# }
-		first=${first%% *}
-		wait "$first" || :
-		pids=${pids# }
-		pids=${pids#"$first"}
-		running=$((running - 1))
-	fi
+	n=$((n + 1))
+	[ $((n % jobs)) -ne 0 ] || wait
 done
 wait
 

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,20 +48,21 @@ static pid_t gettid_(void)
 
 /* Every line goes out whole under mu, which fork() also takes (forker):
  * a fork child inherits neither a held mu nor a half-written line. */
-static void report(const char *label, pid_t tid)
+static void say(const char *fmt, ...)
 {
+	va_list ap;
+
 	pthread_mutex_lock(&mu);
-	printf("T %s %d\n", label, (int)tid);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
 	fflush(stdout);
 	pthread_mutex_unlock(&mu);
 }
 
-static void say_ready(void)
+static void report(const char *label, pid_t tid)
 {
-	pthread_mutex_lock(&mu);
-	printf("READY\n");
-	fflush(stdout);
-	pthread_mutex_unlock(&mu);
+	say("T %s %d\n", label, (int)tid);
 }
 
 /* Until the test closes our stdin. */
@@ -76,7 +78,7 @@ static void wait_for_eof(void)
 static int ready(void)
 {
 	report("main", gettid_());
-	say_ready();
+	say("READY\n");
 	wait_for_eof();
 	return 0;
 }
@@ -231,7 +233,7 @@ static int do_fork(void)
 
 	pthread_create(&t, NULL, forker, NULL);
 	report("main", gettid_());
-	say_ready();
+	say("READY\n");
 	pthread_join(t, NULL);
 	return 0;
 }
