@@ -99,6 +99,7 @@ static void prio_clamp(void)
 struct pinned {
 	int cpu, fifo;
 	volatile int stop;
+	volatile int nap, woken; /* nap: block on a futex until woken */
 	volatile pid_t tid;
 	pthread_t thread;
 };
@@ -115,8 +116,12 @@ static void *pinned_spin(void *p)
 	else
 		t->tid = nt_gettid();
 	/* A real-time spinner ends by itself, whatever the test does. */
-	while (!t->stop && (!t->fifo || nt_now() - t0 < 2.0))
-		;
+	while (!t->stop && (!t->fifo || nt_now() - t0 < 2.0)) {
+		if (t->nap) {
+			nt_rt_wait((void *)&t->woken);
+			t->nap = 0;
+		}
+	}
 	return NULL;
 }
 
@@ -136,6 +141,34 @@ static void stop_pinned(struct pinned *t)
 	pthread_join(t->thread, NULL);
 }
 
+/*
+ * The start of the weight cases: an agent in a new rgroup, and a busy
+ * member of its group on CPU 1 for 0.2 s. 0, or -1 when the case cannot
+ * go on (skipped or failed, and said).
+ */
+static int member_on_cpu1(struct nt_agent *a, struct pinned *member)
+{
+	long long w[NT_MAX_CPUS];
+
+	if (nt_group_weights(nt_gettid(), w, NT_MAX_CPUS) < 0) {
+		rgt_skip_case("no /sys/kernel/debug/sched/debug (CONFIG_SCHED_DEBUG)");
+		return -1;
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		rgt_skip_case("one CPU online: the case needs CPU 1");
+		return -1;
+	}
+	if (nt_agent_start(a, 1)) {
+		CHECK(0, "agent in a new rgroup");
+		return -1;
+	}
+	/* the member joins the agent's rgroup */
+	CHECK(nt_agent_run(a, start_pinned, member) == 0, "a busy member on CPU 1: %s",
+	      strerror(-member->tid));
+	nt_sleep(0.2);
+	return 0;
+}
+
 static void prio_reweights_queued(void)
 {
 	long long wc[NT_MAX_CPUS], w0[NT_MAX_CPUS], w1[NT_MAX_CPUS];
@@ -143,22 +176,8 @@ static void prio_reweights_queued(void)
 	struct nt_agent a;
 	const double want = 110.0 / 1024.0;
 
-	if (nt_group_weights(nt_gettid(), w0, NT_MAX_CPUS) < 0) {
-		rgt_skip_case("no /sys/kernel/debug/sched/debug (CONFIG_SCHED_DEBUG)");
+	if (member_on_cpu1(&a, &member))
 		return;
-	}
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		rgt_skip_case("one CPU online: the case needs CPU 1");
-		return;
-	}
-	if (nt_agent_start(&a, 1)) {
-		CHECK(0, "agent in a new rgroup");
-		return;
-	}
-	/* the member first: it joins the agent's rgroup, then the hog */
-	CHECK(nt_agent_run(&a, start_pinned, &member) == 0, "a busy member on CPU 1: %s",
-	      strerror(-member.tid));
-	nt_sleep(0.2);
 	CHECK(start_pinned(&hog) == 0, "a SCHED_FIFO spinner on CPU 1: %s", strerror(-hog.tid));
 	nt_sleep(0.05);
 	/* the control: with the member waiting, nothing else moves its weight */
@@ -177,6 +196,49 @@ static void prio_reweights_queued(void)
 	fprintf(stderr, "  control: weight %lld, 20 ms later %lld\n", wc[1], w0[1]);
 	CHECK(still, "the member's weight holds still while it waits");
 	CHECK(q > want / 2 && q < want * 2, "CPU 1 reweighted at once: %.3f", q);
+	nt_agent_stop(&a);
+}
+
+/*
+ * Where the group has nothing queued, PRIO_RGRP leaves its entity alone
+ * (an empty group's entity keeps its weight) and the next enqueue there
+ * computes the weight from the new shares. On CPU 1 a member of the group
+ * runs, then blocks; the group is reniced to nice 10 while a SCHED_FIFO
+ * thread holds CPU 1; then the member is woken: queued behind the
+ * real-time thread it does not run, so no tick reweights the group's
+ * entity there, and its weight must already be about 110/1024 of what it
+ * was while the member ran at nice 0 (the factor 2 each way as above).
+ * If real-time throttling lets the member run meanwhile, the tick may
+ * reweight: the case then passes for a weaker reason, as above.
+ */
+static void prio_reweights_at_wakeup(void)
+{
+	long long w0[NT_MAX_CPUS], w1[NT_MAX_CPUS];
+	struct pinned member = { .cpu = 1 }, hog = { .cpu = 1, .fifo = 1 };
+	struct nt_agent a;
+	const double want = 110.0 / 1024.0;
+
+	if (member_on_cpu1(&a, &member))
+		return;
+	nt_group_weights(a.tid, w0, NT_MAX_CPUS);
+	member.nap = 1;
+	nt_sleep(0.05);
+	CHECK(start_pinned(&hog) == 0, "a SCHED_FIFO spinner on CPU 1: %s", strerror(-hog.tid));
+	nt_sleep(0.02);
+	CHECK(nt_setprio(a.tid, 10) == 0, "renice to 10: %s", strerror(errno));
+	nt_wake(&member.woken);
+	nt_sleep(0.02);
+	nt_group_weights(a.tid, w1, NT_MAX_CPUS);
+	int queued = member.nap; /* still 1: woken, but not run yet */
+	stop_pinned(&hog);
+	stop_pinned(&member);
+	double q = w0[1] > 0 && w1[1] >= 0 ? (double)w1[1] / (double)w0[1] : -1;
+	fprintf(stderr, "  CPU 1: weight %lld while running, %lld queued after the renice: "
+		"%.3f (want about %.3f)\n", w0[1], w1[1], q, want);
+	if (!queued)
+		fprintf(stderr, "  the member ran meanwhile (real-time throttling): the tick may "
+			"have reweighted, so this run shows less\n");
+	CHECK(q > want / 2 && q < want * 2, "CPU 1 took the new weight at the enqueue: %.3f", q);
 	nt_agent_stop(&a);
 }
 
@@ -328,6 +390,7 @@ static const struct rgt_case cases[] = {
 	{ "prio_set_get", prio_set_get },
 	{ "prio_clamp", prio_clamp },
 	{ "prio_reweights_queued", prio_reweights_queued },
+	{ "prio_reweights_at_wakeup", prio_reweights_at_wakeup },
 	{ "prio_errors", prio_errors },
 	{ "rule6_root", rule6_root },
 	{ "rule6_unprivileged", rule6_unprivileged },
