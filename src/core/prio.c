@@ -11,8 +11,11 @@
  * change the weight is not made at all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,9 +54,40 @@ int rgroup__can_nice(int nice)
 	return 0;
 }
 
+/*
+ * Whether thread tid of this process has begun to exit (or is gone).
+ * pthread_join() returns when the kernel clears the thread's tid, early
+ * in its exit, but tgkill() finds the thread until the end of it: for a
+ * thread its program has joined, that is gone. PF_EXITING is 0x4 in the
+ * flags, the ninth field of /proc's stat (proc(5)).
+ */
+static int thread_exiting(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* the name, in parentheses, may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	return (flags & 0x4) != 0;
+}
+
 /* A thread the library tracks is one of ours; any other tid is asked of
  * the kernel first (tgkill with no signal), so that another process's
- * thread gets ESRCH, never EINVAL. */
+ * thread gets ESRCH, never EINVAL, and so does a thread of ours that is
+ * exiting (a joined one may still be found). */
 int rgroup__lookup_locked(id_t who, struct rgroup__node **out)
 {
 	pid_t tid = who ? (pid_t)who : rgroup__self_tid();
@@ -76,7 +110,7 @@ int rgroup__lookup_locked(id_t who, struct rgroup__node **out)
 	*out = rgroup__node_of(tid, &err);
 	if (!*out) {
 		rgroup__unlock();
-		return err == -ESRCH ? -ESRCH : -EINVAL;
+		return err == -ESRCH || thread_exiting(tid) ? -ESRCH : -EINVAL;
 	}
 	return 0;
 }
