@@ -11,16 +11,16 @@
  * change the weight is not made at all.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "locate.h"
+#include "parse.h"
 #include "weight.h"
 
 static struct rgroup__core *const st = &rgroup__core;
@@ -63,25 +63,15 @@ int rgroup__can_nice(int nice)
  */
 static int thread_exiting(pid_t tid)
 {
-	char path[64], buf[512], *p;
-	unsigned long flags;
-	ssize_t n;
-	int fd;
+	char path[64], buf[512];
+	uint64_t flags;
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	n = rgroup__read_path(path, buf, sizeof(buf));
+	if (n == -ENOENT || n == -ESRCH)
 		return 1;
-	buf[n] = '\0';
-	/* the name, in parentheses, may hold spaces and parentheses */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return 0;
-	return (flags & 0x4) != 0;
+	return n >= 0 && rgroup__parse_stat_flags(buf, &flags) == 0 && (flags & 0x4);
 }
 
 /* A thread the library tracks is one of ours; any other tid is asked of

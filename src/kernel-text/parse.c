@@ -608,6 +608,20 @@ static int stat_u64(const char *p, uint64_t *v)
 
 /* Field 22, the start time in clock ticks after boot. Returns 0, -EINVAL
  * or -ERANGE. */
+int rgroup__parse_stat_flags(const char *text, uint64_t *flags)
+{
+	uint64_t v;
+	int r;
+
+	if (!text || !flags)
+		return -EINVAL;
+	r = stat_u64(stat_field(text, 9), &v);
+	if (r < 0)
+		return r;
+	*flags = v;
+	return 0;
+}
+
 int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
 {
 	uint64_t v;

@@ -56,6 +56,8 @@ int rgroup__parse_tids(const char *text, pid_t *tids, size_t max);
 /* A CPU set as the kernel's list format (cpuset.cpus: "0,2-3"), CPUs
  * below CPU_SETSIZE: length, or -ENAMETOOLONG. */
 int rgroup__format_cpulist(const void *set, size_t setsize, char *out, size_t len);
+/* The task's flags (field 9, PF_* of the kernel) from /proc/<pid>/stat text. */
+int rgroup__parse_stat_flags(const char *text, uint64_t *flags);
 /* Start time (field 22) from /proc/<pid>/stat text. */
 int rgroup__parse_stat_starttime(const char *text, uint64_t *start);
 /* CPU time (utime + stime, fields 14 and 15, in clock ticks) and nice

@@ -1228,6 +1228,14 @@ static void test_live_proc(void **state)
 	assert_int_equal(clock_gettime(CLOCK_BOOTTIME, &now), 0);
 	assert_true(start <= (uint64_t)(now.tv_sec + 1) * (uint64_t)sysconf(_SC_CLK_TCK));
 	{
+		uint64_t flags;
+
+		/* a live thread: not exiting (PF_EXITING, 0x4) */
+		assert_int_equal(rgroup__parse_stat_flags(buf, &flags), 0);
+		assert_int_equal(flags & 0x4, 0);
+		assert_int_equal(rgroup__parse_stat_flags("1 (x) S", &flags), -EINVAL);
+	}
+	{
 		uint64_t ticks;
 		int nice;
 
