@@ -608,32 +608,29 @@ static int stat_u64(const char *p, uint64_t *v)
 
 /* Field 22, the start time in clock ticks after boot. Returns 0, -EINVAL
  * or -ERANGE. */
-int rgroup__parse_stat_flags(const char *text, uint64_t *flags)
+/* Decimal field `want` of a stat line into *out, written only on success. */
+static int stat_number(const char *text, int want, uint64_t *out)
 {
 	uint64_t v;
 	int r;
 
-	if (!text || !flags)
+	if (!text || !out)
 		return -EINVAL;
-	r = stat_u64(stat_field(text, 9), &v);
+	r = stat_u64(stat_field(text, want), &v);
 	if (r < 0)
 		return r;
-	*flags = v;
+	*out = v;
 	return 0;
+}
+
+int rgroup__parse_stat_flags(const char *text, uint64_t *flags)
+{
+	return stat_number(text, 9, flags);
 }
 
 int rgroup__parse_stat_starttime(const char *text, uint64_t *start)
 {
-	uint64_t v;
-	int r;
-
-	if (!text || !start)
-		return -EINVAL;
-	r = stat_u64(stat_field(text, 22), &v);
-	if (r < 0)
-		return r;
-	*start = v;
-	return 0;
+	return stat_number(text, 22, start);
 }
 
 /* Fields 14 and 15 (utime, stime) and 19 (nice, -20..19). */
