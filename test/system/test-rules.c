@@ -449,6 +449,53 @@ static void rule3_process_end(void)
 	CHECK(dirs_of_pid(n) == 0, "and left none of its own");
 }
 
+/* The main thread of a child exits first (pthread_exit): it stays a zombie,
+ * exiting, until the process ends, and tgkill() still finds it, as it finds
+ * a joined thread late in its exit. Its worker asks PRIO_RGRP of it; the
+ * child exits with the errno it got (0: the call succeeded). */
+static void *ask_exited_leader(void *p)
+{
+	pid_t leader = getpid();
+	char path[64], buf[512], *paren;
+	(void)p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)leader);
+	for (int i = 0; i < 2000; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		paren = strrchr(buf, ')');
+		if (paren && paren[1] == ' ' && paren[2] == 'Z')
+			break;
+		usleep(1000);
+	}
+	errno = 0;
+	if (rgroup_setpriority(PRIO_RGRP, leader, 1) == 0)
+		_exit(0);
+	_exit(errno);
+}
+
+/* A thread of ours that is exiting is gone: ESRCH, not EINVAL. */
+static int exited_leader_errno(void)
+{
+	int status = 0;
+	pid_t child = fork();
+
+	if (child == 0) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, ask_exited_leader, NULL) != 0)
+			_exit(255);
+		pthread_exit(NULL);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 /* Rule 5: PRIO_RGRP reads and sets the nice-value weight of the rgroup
  * of thread tid; clamped; EINVAL outside rgroups; ESRCH for foreign tids. */
 static void rule5_prio_rgrp(void)
@@ -494,6 +541,9 @@ static void rule5_prio_rgrp(void)
 	CHECK(rgroup_getpriority(PRIO_RGRP, 1) == -1 && errno == ESRCH, "pid 1: ESRCH");
 	errno = 0;
 	CHECK(rgroup_setpriority(PRIO_RGRP, 0x7ffffff0, 1) == -1 && errno == ESRCH, "no such tid: ESRCH");
+	int e = exited_leader_errno();
+	CHECK(e == ESRCH, "an exiting thread of the process: ESRCH, got %d (%s)", e,
+	      e > 0 ? strerror(e) : "the call succeeded or the child failed");
 	kill(other, SIGKILL);
 	waitpid(other, NULL, 0);
 	/* Other `which` values are the libc calls. */
