@@ -239,11 +239,19 @@ int scn_own_dirs(void)
 	return n;
 }
 
+/*
+ * The directories are counted first, the library's list read second:
+ * rgroup_list() takes the library's lock, which its reaper holds from a
+ * group's rmdir to what follows it for the same group (the cgroup2
+ * backend then takes +cpu back from the sgroup, rule 9). Once the
+ * directories are gone, the list read therefore returns only after
+ * that, so a caller that then reads the sgroup sees it settled.
+ */
 int scn_wait_no_groups(double timeout)
 {
 	double end = scn_now() + timeout;
 
-	while (rgroup_list(NULL, 0) > 0 || scn_own_dirs() > 0) {
+	while (scn_own_dirs() > 0 || rgroup_list(NULL, 0) > 0) {
 		if (scn_now() > end)
 			return -1;
 		scn_sleep(0.01);

@@ -85,7 +85,8 @@ int scn_count_groups(const char *dir, pid_t pid);
  * (the fast path), so "gone" is waited for, not assumed. */
 int scn_own_dirs(void);
 /* Wait until the library has no rgroup left and its directories are gone
- * from the system groups; 0 on success. */
+ * from the system groups, and what the library does to the system groups
+ * after removing the last of them is done; 0 on success. */
 int scn_wait_no_groups(double timeout);
 
 #endif /* RGROUP_SCENARIO_SYSGROUP_H */
