@@ -34,6 +34,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -301,6 +302,34 @@ static int exec_link(int left)
 	return 3; /* exec failed */
 }
 
+/* Before a hung child is killed: the state and wait channel of each of its
+ * threads, so that a deadlock (all asleep) tells itself from a child that
+ * runs without getting anywhere. */
+static void describe_hang(pid_t pid)
+{
+	char path[64], buf[512];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		char wchan[64] = "", *paren;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+		if (rgt_read(path, buf, sizeof(buf)) < 0 || !(paren = strrchr(buf, ')')))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", (int)pid, e->d_name);
+		rgt_read(path, wchan, sizeof(wchan));
+		fprintf(stderr, "  hung child's thread %s: state %.1s, waiting in %s\n", e->d_name,
+			paren[1] ? paren + 2 : "?", wchan[0] ? wchan : "-");
+	}
+	closedir(d);
+}
+
 /* Wait for pid at most `secs`; kill it after. Returns its status. */
 static int wait_for(pid_t pid, double secs, int *status)
 {
@@ -310,6 +339,7 @@ static int wait_for(pid_t pid, double secs, int *status)
 			return 0;
 		scn_sleep(0.01);
 	}
+	describe_hang(pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, status, 0);
 	return -1;
@@ -549,9 +579,18 @@ static void run_signal_child(const char *mode)
 /* ---- rgroup_of from a signal handler during the first use ----------------- */
 
 static long of_ok, of_deadlk, of_other;   /* the handler's results */
+static timer_t of_timer;
 
+#define FIRST_USE_ANSWERS 20      /* answers after the set-up: enough */
+#define FIRST_USE_MAX_RUNS 100000 /* 2 s of ticks: stop, answered or not */
+
+/* The handler stops the timer itself once it has its answers: where one
+ * run of it takes longer than the 20 us period (sanitizers, a loaded
+ * machine), the next tick is already due when it returns, and the
+ * interrupted thread would never run again to stop it. */
 static void of_handler(int sig)
 {
+	static const struct itimerspec stop;
 	rgroup_id_t id;
 	int r = rgroup_of(0, &id), e = errno;
 
@@ -561,6 +600,8 @@ static void of_handler(int sig)
 		of_deadlk++;
 	else
 		of_other++;
+	if (of_ok >= FIRST_USE_ANSWERS || of_ok + of_deadlk + of_other >= FIRST_USE_MAX_RUNS)
+		timer_settime(of_timer, 0, &stop, NULL);
 	errno = e;
 }
 
@@ -575,17 +616,16 @@ static int handler_first_use_child(long first_us)
 	struct sigaction sa = { .sa_handler = of_handler, .sa_flags = SA_RESTART };
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
 	struct itimerspec its = { { 0, 20000 }, { 0, first_us * 1000 } };
-	timer_t timer;
 	const char *be;
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0 || timer_create(CLOCK_MONOTONIC, &ev, &timer) < 0 ||
-	    timer_settime(timer, 0, &its, NULL) < 0)
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 || timer_create(CLOCK_MONOTONIC, &ev, &of_timer) < 0 ||
+	    timer_settime(of_timer, 0, &its, NULL) < 0)
 		return 2;
 	be = rgroup_backend();
-	for (double t0 = scn_now(); *(volatile long *)&of_ok < 20 && scn_now() - t0 < 5;)
+	for (double t0 = scn_now(); *(volatile long *)&of_ok < FIRST_USE_ANSWERS && scn_now() - t0 < 5;)
 		;
-	timer_delete(timer);
+	timer_delete(of_timer);
 	fprintf(stderr, "  backend %s; the handler's rgroup_of: %ld EDEADLK, %ld answers, %ld other\n",
 		be ? be : "(none)", of_deadlk, of_ok, of_other);
 	CHECK(of_ok > 0, "no handler got an answer after the set-up");
