@@ -461,13 +461,7 @@ static void *ask_exited_leader(void *p)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)leader);
 	for (int i = 0; i < 2000; i++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-		if (fd >= 0)
-			close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		paren = strrchr(buf, ')');
+		paren = rgt_read(path, buf, sizeof(buf)) > 0 ? strrchr(buf, ')') : NULL;
 		if (paren && paren[1] == ' ' && paren[2] == 'Z')
 			break;
 		usleep(1000);
