@@ -605,17 +605,17 @@ static void of_handler(int sig)
 	errno = e;
 }
 
-#define FIRST_USE_TRIES 40   /* fresh processes: the window is a timer tick wide */
+#define FIRST_USE_TRIES 60   /* fresh processes, each with a later first tick */
 #define INCONCLUSIVE 3            /* exit status: no handler ran in the set-up */
 
 /* Child, before any call to the library: a timer every 20 us of wall
- * time, first after `first_us`, runs the handler while rgroup_backend()
+ * time, first after `first_ns`, runs the handler while rgroup_backend()
  * sets the library up, and on until it has had 20 answers after. */
-static int handler_first_use_child(long first_us)
+static int handler_first_use_child(long first_ns)
 {
 	struct sigaction sa = { .sa_handler = of_handler, .sa_flags = SA_RESTART };
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
-	struct itimerspec its = { { 0, 20000 }, { 0, first_us * 1000 } };
+	struct itimerspec its = { { 0, 20000 }, { 0, first_ns } };
 	const char *be;
 
 	sigemptyset(&sa.sa_mask);
@@ -635,18 +635,25 @@ static int handler_first_use_child(long first_us)
 
 /* A fresh process each try, until a handler ran during the set-up. A
  * first tick that comes before the child's call reaches the set-up makes
- * the handler set the library up itself, with the signal blocked, and the
- * try proves nothing; where the call takes longer than a tick to get
- * there (as in the ASan build), every try with the same first tick
- * would, so the first tick comes later each try, 20 us to 800 us after
- * the timer is set. */
+ * the handler set the library up itself, with the signal blocked, and a
+ * first tick after the set-up finds it done: either way the try proves
+ * nothing. When the set-up starts and how long it lasts depend on the
+ * build and the machine: on a quiet machine it starts a few us after the
+ * timer is set (the call's symbol binding, its first page faults) and
+ * lasts some tens of us, a window that a fixed step of 20 us can miss in
+ * every try; the ASan build or a loaded machine takes hundreds. So the
+ * first tick comes later each try, from 2 us to about 770 us after the
+ * timer is set, each about 11% later than the last: a set-up in that
+ * range that lasts a tenth of its start time or more has a try's first
+ * tick inside it. */
 static void handler_first_use(void)
 {
+	long first_ns = 2000;
 	int status = 0;
-	char first[16];
+	char first[24];
 
-	for (int i = 0; i < FIRST_USE_TRIES; i++) {
-		snprintf(first, sizeof(first), "%d", 20 * (i + 1));
+	for (int i = 0; i < FIRST_USE_TRIES; i++, first_ns = first_ns * 1106 / 1000) {
+		snprintf(first, sizeof(first), "%ld", first_ns);
 		status = run_self("--handler-first-use", first, 20);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != INCONCLUSIVE)
 			break;
