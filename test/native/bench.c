@@ -11,7 +11,7 @@
  *   getpriority():                  PRIO_PROCESS / PRIO_RGRP
  *
  * The guest's random number generator is seeded first, as a booted
- * machine's is (seed_random() says why it matters).
+ * machine's is (seed-random.h says why it matters).
  *
  * Each pair prints its median round of each side, the ratio of those
  * medians, and the 25th..75th percentile of the per-round ratios (how
@@ -60,11 +60,9 @@
 #define _GNU_SOURCE
 #endif
 #include "native.h"
+#include "seed-random.h"
 
-#include <fcntl.h>
-#include <linux/random.h>
 #include <sched.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -455,51 +453,18 @@ static int offline_from(int online)
 	return 0;
 }
 
-/*
- * The guest has no source of entropy (no RDRAND under TCG, no virtio-rng),
- * so its random number generator stays unseeded for minutes; meanwhile
- * every random number costs a key extraction, about 10,000 instructions,
- * and every task group draws one (init_cfs_bandwidth()'s timer offset). A
- * real machine is seeded at boot (RDRAND, jitter entropy, a seed file),
- * where the draw costs a few dozen instructions, so credit 256 bits first,
- * as a boot-time seed service does. The bytes need not be secret here.
- */
-static int seed_random(void)
-{
-	struct {
-		struct rand_pool_info info;
-		unsigned char buf[32];
-	} e = { .info = { .entropy_count = 256, .buf_size = 32 } };
-	int fd, rc, bits = -1;
-	uint64_t x = (uint64_t)(nt_now() * 1e9);
-
-	for (size_t k = 0; k < sizeof(e.buf); k++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		e.buf[k] = (unsigned char)(x >> 56);
-	}
-	fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		perror("FAIL: /dev/urandom");
-		return -1;
-	}
-	rc = ioctl(fd, RNDADDENTROPY, &e);
-	if (rc == 0)
-		rc = ioctl(fd, RNDGETENTCNT, &bits);
-	if (rc)
-		perror("FAIL: seeding the random number generator");
-	close(fd);
-	if (rc == 0)
-		printf("# random number generator seeded (%d bits in the pool)\n", bits);
-	return rc;
-}
-
 int main(void)
 {
 	struct nt_agent a;
 
 	nt_require_rgroups();
-	if (seed_random())
+	int bits = nt_seed_random();
+
+	if (bits < 0) {
+		perror("FAIL: seeding the random number generator");
 		return 1;
+	}
+	printf("# random number generator seeded (%d bits in the pool)\n", bits);
 	rounds = env_int("RGROUP_NATIVE_BENCH_ROUNDS", rounds, MAX_ROUNDS);
 	block = env_int("RGROUP_NATIVE_BENCH_BLOCK", block, 100000);
 	if (getenv("RGROUP_NATIVE_BENCH_ONLINE") &&

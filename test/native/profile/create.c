@@ -16,24 +16,23 @@
  * what making and destroying the rgroup costs. Each window is preceded by
  * a 0.3 s sleep, so that the RCU callbacks and frees of the last one have
  * run. The guest's random number generator is seeded first, as on a booted
- * machine (native-bench says why).
+ * machine (seed-random.h says why).
  *
  * usage: create N          (N iterations per window; in the VM)
  *        create --kallsyms (print /proc/kallsyms, each line after "KS ")
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <linux/random.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../seed-random.h"
 
 #ifndef PR_RGROUP
 #define PR_RGROUP 74
@@ -125,25 +124,6 @@ static void *top(void *arg)
 	return NULL;
 }
 
-static void seed_random(void)
-{
-	struct {
-		struct rand_pool_info info;
-		unsigned char buf[32];
-	} e = { .info = { .entropy_count = 256, .buf_size = 32 } };
-	uint64_t x = (uint64_t)time(NULL);
-	int fd;
-
-	for (size_t k = 0; k < sizeof(e.buf); k++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		e.buf[k] = (unsigned char)(x >> 56);
-	}
-	fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &e))
-		die("seeding the random number generator");
-	close(fd);
-}
-
 static int print_kallsyms(void)
 {
 	char line[512];
@@ -166,7 +146,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: create N | create --kallsyms\n");
 		return 2;
 	}
-	seed_random();
+	if (nt_seed_random() < 0)
+		die("seeding the random number generator");
 	sem_init(&deep_go, 0, 0);
 	sem_init(&deep_done, 0, 0);
 	sem_init(&deep_end, 0, 0);
