@@ -80,7 +80,9 @@ static int before_cpu_up_child(void *unused)
 	struct nt_run *r = calloc(1, sizeof(*r));
 	struct nt_agent sleeper = { 0 }, late = { 0 };
 	long long w[2];
+	cpu_set_t only1, before;
 	pthread_t gone;
+	pid_t an;
 	int err;
 
 	(void)unused;
@@ -101,7 +103,23 @@ static int before_cpu_up_child(void *unused)
 
 	CHECK(set_cpu1(1) == 0 && cpu1_up() == 1, "bring CPU 1 up below existing rgroups");
 	CHECK(judge("rgroups made before CPU 1 came up", 2, r) == 0, "the split on both CPUs");
+	/*
+	 * Read A/N's entity weights with one of its threads moved to CPU 1:
+	 * its runqueue there, made when CPU 1 came up and attached below A's
+	 * at its first use, is then in use. Left alone, the load balancer may
+	 * keep both of A/N's threads on CPU 0 for seconds, and a runqueue
+	 * whose load has decayed leaves the leaf list that the debug file
+	 * shows. sched_setaffinity() returns once the thread has moved.
+	 */
+	an = r->spin[1].s[0].tid;
+	CPU_ZERO(&only1);
+	CPU_SET(1, &only1);
+	CHECK(sched_getaffinity(an, sizeof(before), &before) == 0 &&
+	      sched_setaffinity(an, sizeof(only1), &only1) == 0,
+	      "move one of A/N's threads to CPU 1: %s", strerror(errno));
 	err = nt_group_weights(r->agent[1].tid, w, 2);
+	CHECK(sched_setaffinity(an, sizeof(before), &before) == 0,
+	      "let A/N's thread run anywhere again: %s", strerror(errno));
 	if (err >= 0) {
 		fprintf(stderr, "  A/N's entity weights: CPU 0 %lld, CPU 1 %lld\n", w[0], w[1]);
 		CHECK(w[1] > 0, "A/N has a runqueue on CPU 1's leaf list");
