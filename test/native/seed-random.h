@@ -15,6 +15,7 @@
 #ifndef RGROUP_TEST_NATIVE_SEED_RANDOM_H
 #define RGROUP_TEST_NATIVE_SEED_RANDOM_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/random.h>
 #include <stdint.h>
@@ -48,8 +49,15 @@ static inline int nt_seed_random(void)
 	rc = ioctl(fd, RNDADDENTROPY, &e);
 	if (rc == 0)
 		rc = ioctl(fd, RNDGETENTCNT, &bits);
+	if (rc) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
 	close(fd);
-	return rc ? -1 : bits;
+	return bits;
 }
 
 #endif
