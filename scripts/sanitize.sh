@@ -37,6 +37,7 @@ tsan_dir=${SANITIZE_TSAN_DIR:-build-tsan}
 which=${1:-all}
 passed=0
 failed=0
+skipped=0
 failures=()
 
 # Halt on the first report, with stacks; a sanitizer report fails the test.
@@ -75,26 +76,31 @@ print("\n".join(sorted(exes)))
 PY
 }
 
-# count DIR: add meson's results in DIR to the totals.
+# count DIR: add meson's results in DIR to the totals; a skip is counted
+# as one, and fails in strict mode, as in test.sh.
 count() {
 	local out
 	out=$(python3 - "$1/meson-logs/testlog.json" <<'PY'
-import json, sys
-p = f = 0
+import json, os, sys
+strict = os.environ.get("RGROUP_TEST_STRICT", "0") not in ("", "0")
+p = f = s = 0
 names = []
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if r["result"] in ("OK", "EXPECTEDFAIL", "SKIP"):
+    if r["result"] in ("OK", "EXPECTEDFAIL"):
         p += 1
+    elif r["result"] == "SKIP" and not strict:
+        s += 1
     else:
         f += 1
         names.append(r["name"])
-print(p, f, " ".join(names))
+print(p, f, s, " ".join(names))
 PY
 )
-	read -r p f names <<<"$out"
+	read -r p f s names <<<"$out"
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	[ -n "$names" ] && failures+=("$1: $names")
 }
 
@@ -134,5 +140,5 @@ esac
 for f in "${failures[@]}"; do
 	echo "failed: $f"
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed$([ "$skipped" -eq 0 ] || echo ", $skipped skipped")"
 [ "$failed" -eq 0 ]
