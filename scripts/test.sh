@@ -37,9 +37,10 @@ if [ -z "${RGROUP_NATIVE_KERNEL:-}" ] && { [ $# -eq 0 ] || [[ " $* " == *" nativ
 		# Its packages now: the package suite's dpkg must not meet its apt.
 		install_deps $RGROUP_KERNEL_DEPS || true
 		echo "the native suite's kernel is not built yet: building it while the other suites run (log: $kernel_out)"
-		# A session of its own, so that stopping it stops its make and compilers.
+		# In this run's session (a session of its own would be an autogroup
+		# of its own, which weighs as much as nice 0, whatever its nice).
 		kernel_t0=$SECONDS
-		nice -n 19 setsid scripts/kernel.sh >"$kernel_out" 2>&1 &
+		nice -n 19 scripts/kernel.sh >"$kernel_out" 2>&1 &
 		kernel_pid=$!
 		RGROUP_NATIVE_KERNEL=
 	else
@@ -57,11 +58,19 @@ stop_hogs() {
 	done
 	hogs=()
 }
-# An interrupted run stops the kernel's build too.
+# An interrupted run stops the kernel's build too: kernel.sh, its make and
+# their children, found before any is stopped.
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
 stop_all() {
 	stop_hogs
 	if [ -n "$kernel_pid" ]; then
-		kill -TERM -- "-$kernel_pid" 2>/dev/null || true
+		kill -TERM "$kernel_pid" $(descendants "$kernel_pid") 2>/dev/null || true
 		wait "$kernel_pid" 2>/dev/null || true
 	fi
 }
